@@ -1,0 +1,1 @@
+//! Wire types shared by the sidecar, the CLI and the IDE clients.

@@ -1,0 +1,581 @@
+//! Where MCP servers are configured, how the sources merge, and how one entry becomes a transport.
+//!
+//! Four sources (CFG-1), merged plugin → user → project → constructor (CFG-2). Entries are kept
+//! exactly as written; `${VAR}` / `${VAR:-default}` are expanded only in [`resolve`], at connect
+//! time, so secrets never reach lists, snapshots or the cache (SEC-1).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The variable that names a plugin's own directory inside its `.mcp.json`.
+pub const PLUGIN_ROOT_VAR: &str = "WAVE_PLUGIN_ROOT";
+
+/// Where a server entry came from. Later sources win (CFG-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Plugin,
+    User,
+    Project,
+    Constructor,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Plugin => "plugin",
+            Source::User => "user",
+            Source::Project => "project",
+            Source::Constructor => "constructor",
+        }
+    }
+
+    /// Plugin and constructor servers cannot be edited or deleted from a settings page.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Source::Plugin | Source::Constructor)
+    }
+}
+
+/// One server's config as written (before `${VAR}` expansion).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The `type` field: `stdio`, `http`, `sse`, or anything else (an error at connect time, CFG-6).
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// `connectTimeoutMs`: spawn/dial + `initialize` + first tool list.
+    pub connect_timeout: Option<Duration>,
+    /// `toolTimeoutMs`: one `tools/call`.
+    pub tool_timeout: Option<Duration>,
+}
+
+impl ServerConfig {
+    /// The transport name shown in lists: the `type` as written, else what the fields imply.
+    pub fn transport_label(&self) -> String {
+        if let Some(kind) = &self.kind {
+            return kind.clone();
+        }
+        if self.command.is_some() {
+            return "stdio".into();
+        }
+        if self.url.is_some() {
+            return "http".into();
+        }
+        "unknown".into()
+    }
+}
+
+/// A merged server entry: its config (or why the entry could not be read) and its origin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerEntry {
+    pub name: String,
+    pub source: Source,
+    /// The file the entry was read from; `None` for constructor servers.
+    pub config_path: Option<PathBuf>,
+    /// The plugin directory, for plugin sources (`${WAVE_PLUGIN_ROOT}`).
+    pub plugin_root: Option<PathBuf>,
+    /// Directory that relative command paths are resolved against.
+    pub base_dir: PathBuf,
+    /// `Err` holds a message naming the file and the field that is wrong.
+    pub config: Result<ServerConfig, String>,
+}
+
+/// A config file that could not be used; its whole source was skipped (CFG-4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigProblem {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+/// The merged configuration of one workdir.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadedConfig {
+    /// In order of first appearance across sources; a later source replaces the entry in place.
+    pub servers: Vec<ServerEntry>,
+    pub problems: Vec<ConfigProblem>,
+}
+
+/// `~/.wave/mcp.json`.
+pub fn user_config_path(home: &Path) -> PathBuf {
+    home.join(".wave").join("mcp.json")
+}
+
+/// `<workdir>/.mcp.json`.
+pub fn project_config_path(workdir: &Path) -> PathBuf {
+    workdir.join(".mcp.json")
+}
+
+/// `~/.wave/plugins`: every `<plugin>/.mcp.json` under it is a plugin source.
+pub fn plugins_dir(home: &Path) -> PathBuf {
+    home.join(".wave").join("plugins")
+}
+
+/// Reads and merges every source. Never fails: unusable files are reported in `problems`.
+pub fn load(workdir: &Path, home: &Path, constructor: &Map<String, Value>) -> LoadedConfig {
+    let mut loaded = LoadedConfig::default();
+    for plugin_root in plugin_roots(home) {
+        let path = plugin_root.join(".mcp.json");
+        let file = FileSource {
+            path: &path,
+            source: Source::Plugin,
+            base_dir: &plugin_root,
+            plugin_root: Some(&plugin_root),
+        };
+        load_file(&mut loaded, file);
+    }
+    let user_path = user_config_path(home);
+    let user_dir = home.join(".wave");
+    load_file(
+        &mut loaded,
+        FileSource {
+            path: &user_path,
+            source: Source::User,
+            base_dir: &user_dir,
+            plugin_root: None,
+        },
+    );
+    let project_path = project_config_path(workdir);
+    load_file(
+        &mut loaded,
+        FileSource {
+            path: &project_path,
+            source: Source::Project,
+            base_dir: workdir,
+            plugin_root: None,
+        },
+    );
+    for (name, value) in constructor {
+        let config = parse_server(value, &format!("mcpServers.{name}"))
+            .map_err(|e| format!("constructor option {e}"));
+        merge(
+            &mut loaded.servers,
+            ServerEntry {
+                name: name.clone(),
+                source: Source::Constructor,
+                config_path: None,
+                plugin_root: None,
+                base_dir: workdir.to_path_buf(),
+                config,
+            },
+        );
+    }
+    loaded
+}
+
+/// Plugin directories that hold a `.mcp.json`, sorted by name so the merge is deterministic.
+fn plugin_roots(home: &Path) -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir(plugins_dir(home)) else {
+        return Vec::new();
+    };
+    let mut roots: Vec<PathBuf> = dir
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.join(".mcp.json").is_file())
+        .collect();
+    roots.sort();
+    roots
+}
+
+struct FileSource<'a> {
+    path: &'a Path,
+    source: Source,
+    base_dir: &'a Path,
+    plugin_root: Option<&'a Path>,
+}
+
+fn load_file(loaded: &mut LoadedConfig, file: FileSource<'_>) {
+    let text = match std::fs::read_to_string(file.path) {
+        Ok(text) => text,
+        // CFG-3: a missing file is normal.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            return report(loaded, file.path, format!("cannot read file: {e}"));
+        }
+    };
+    let servers = match parse_file(&text) {
+        Ok(servers) => servers,
+        Err(message) => return report(loaded, file.path, message),
+    };
+    for (name, value) in servers {
+        let config = parse_server(&value, &format!("mcpServers.{name}"))
+            .map_err(|e| format!("{}: {e}", file.path.display()));
+        merge(
+            &mut loaded.servers,
+            ServerEntry {
+                name,
+                source: file.source,
+                config_path: Some(file.path.to_path_buf()),
+                plugin_root: file.plugin_root.map(Path::to_path_buf),
+                base_dir: file.base_dir.to_path_buf(),
+                config,
+            },
+        );
+    }
+}
+
+fn report(loaded: &mut LoadedConfig, path: &Path, message: String) {
+    let problem = ConfigProblem {
+        path: path.to_path_buf(),
+        message,
+    };
+    tracing::error!("skipping MCP config source: {problem}");
+    loaded.problems.push(problem);
+}
+
+/// The `mcpServers` object of a config file's text, in file order.
+pub fn parse_file(text: &str) -> Result<Map<String, Value>, String> {
+    let root: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(mut root) = root else {
+        return Err("expected a JSON object at the top level".into());
+    };
+    match root.remove("mcpServers") {
+        None => Ok(Map::new()),
+        Some(Value::Object(servers)) => Ok(servers),
+        Some(_) => Err("`mcpServers` must be an object keyed by server name".into()),
+    }
+}
+
+fn merge(servers: &mut Vec<ServerEntry>, entry: ServerEntry) {
+    match servers.iter_mut().find(|s| s.name == entry.name) {
+        Some(existing) => *existing = entry,
+        None => servers.push(entry),
+    }
+}
+
+/// Parses one server object; errors name the field (`mcpServers.<name>.<field>`).
+pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
+    let Value::Object(obj) = value else {
+        return Err(format!("{at}: expected an object"));
+    };
+    let config = ServerConfig {
+        kind: opt_string(obj, "type", at)?,
+        command: opt_string(obj, "command", at)?,
+        args: string_array(obj, "args", at)?,
+        env: string_map(obj, "env", at)?,
+        url: opt_string(obj, "url", at)?,
+        headers: string_map(obj, "headers", at)?,
+        connect_timeout: opt_millis(obj, "connectTimeoutMs", at)?,
+        tool_timeout: opt_millis(obj, "toolTimeoutMs", at)?,
+    };
+    if config.command.is_none() && config.url.is_none() {
+        return Err(format!("{at}: needs either `command` (stdio) or `url` (http, sse)"));
+    }
+    Ok(config)
+}
+
+fn opt_string(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{at}.{key}: expected a string")),
+    }
+}
+
+fn string_array(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Vec<String>, String> {
+    let items = match obj.get(key) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(format!("{at}.{key}: expected an array of strings")),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) => Ok(s.clone()),
+            _ => Err(format!("{at}.{key}[{i}]: expected a string")),
+        })
+        .collect()
+}
+
+fn string_map(
+    obj: &Map<String, Value>,
+    key: &str,
+    at: &str,
+) -> Result<BTreeMap<String, String>, String> {
+    let map = match obj.get(key) {
+        None | Some(Value::Null) => return Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(format!("{at}.{key}: expected an object of strings")),
+    };
+    map.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k.clone(), s.clone())),
+            _ => Err(format!("{at}.{key}.{k}: expected a string")),
+        })
+        .collect()
+}
+
+fn opt_millis(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<Duration>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|ms| ms > 0) => {
+            Ok(n.as_u64().map(Duration::from_millis))
+        }
+        Some(_) => Err(format!("{at}.{key}: expected a positive number of milliseconds")),
+    }
+}
+
+/// A server entry resolved for connecting: variables expanded, transport chosen.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Transport {
+    Stdio {
+        command: PathBuf,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: PathBuf,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    Sse {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+// Expanded values may hold secrets: never print them.
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Transport::Stdio { .. } => f.write_str("Transport::Stdio"),
+            Transport::Http { .. } => f.write_str("Transport::Http"),
+            Transport::Sse { .. } => f.write_str("Transport::Sse"),
+        }
+    }
+}
+
+/// Expands variables and picks the transport. `workdir` is the stdio server's working directory.
+/// Errors are one line naming the field (CFG-6 unknown type, unset variables).
+pub fn resolve(
+    entry: &ServerEntry,
+    workdir: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Transport, String> {
+    let config = entry.config.as_ref().map_err(Clone::clone)?;
+    let plugin_root = entry
+        .plugin_root
+        .as_ref()
+        .map(|root| root.to_string_lossy().into_owned());
+    let vars = |name: &str| match (name, &plugin_root) {
+        (PLUGIN_ROOT_VAR, Some(root)) => Some(root.clone()),
+        _ => lookup(name),
+    };
+    let at = format!("mcpServers.{}", entry.name);
+    let field = |value: &str, key: &str| {
+        expand(value, &vars).map_err(|e| format!("{at}.{key}: {e}"))
+    };
+    let kind = config.kind.as_deref().unwrap_or(if config.command.is_some() {
+        "stdio"
+    } else {
+        "http"
+    });
+    match kind {
+        "stdio" => {
+            let Some(command) = &config.command else {
+                return Err(format!("{at}: type \"stdio\" needs a `command`"));
+            };
+            let command = field(command, "command")?;
+            let args = config
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, arg)| field(arg, &format!("args[{i}]")))
+                .collect::<Result<_, _>>()?;
+            let env = config
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), field(v, &format!("env.{k}"))?)))
+                .collect::<Result<_, String>>()?;
+            Ok(Transport::Stdio {
+                command: resolve_command(&command, &entry.base_dir),
+                args,
+                env,
+                cwd: workdir.to_path_buf(),
+            })
+        }
+        "http" | "sse" => {
+            let Some(url) = &config.url else {
+                return Err(format!("{at}: type \"{kind}\" needs a `url`"));
+            };
+            let url = field(url, "url")?;
+            let headers = config
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), field(v, &format!("headers.{k}"))?)))
+                .collect::<Result<_, String>>()?;
+            Ok(if kind == "sse" {
+                Transport::Sse { url, headers }
+            } else {
+                Transport::Http { url, headers }
+            })
+        }
+        other => Err(format!(
+            "{at}.type: unknown transport type \"{other}\" (expected \"stdio\", \"http\" or \"sse\")"
+        )),
+    }
+}
+
+/// A command with a path separator that is relative is taken relative to its config's directory;
+/// a bare name is looked up on `PATH` by the OS.
+fn resolve_command(command: &str, base_dir: &Path) -> PathBuf {
+    let path = Path::new(command);
+    let has_separator = command.contains('/') || (cfg!(windows) && command.contains('\\'));
+    if has_separator && path.is_relative() {
+        return base_dir.join(path);
+    }
+    path.to_path_buf()
+}
+
+/// Expands `${VAR}` and `${VAR:-default}`. An unset variable without default is an error naming it.
+pub fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unterminated `${{` in \"{value}\""));
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
+        let valid_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_name {
+            return Err(format!("invalid variable reference `${{{inner}}}`"));
+        }
+        match (lookup(name), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "environment variable {name} is not set (write ${{{name}:-default}} to give a default)"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn expand_plain_default_and_unset() {
+        let lookup = env(&[("A", "1"), ("EMPTY", "")]);
+        assert_eq!(expand("x${A}y", &lookup).unwrap(), "x1y");
+        assert_eq!(expand("${B:-two}", &lookup).unwrap(), "two");
+        assert_eq!(expand("${EMPTY:-d}", &lookup).unwrap(), "");
+        assert_eq!(expand("no vars $A", &lookup).unwrap(), "no vars $A");
+        let err = expand("k=${TOKEN}", &lookup).unwrap_err();
+        assert!(err.contains("TOKEN is not set"), "{err}");
+        assert!(expand("${A", &lookup).unwrap_err().contains("unterminated"));
+        assert!(expand("${A B}", &lookup).unwrap_err().contains("invalid"));
+    }
+
+    #[test]
+    fn parse_server_names_the_bad_field() {
+        let v = serde_json::json!({"command": "x", "args": ["a", 1]});
+        assert_eq!(
+            parse_server(&v, "mcpServers.s").unwrap_err(),
+            "mcpServers.s.args[1]: expected a string"
+        );
+        let v = serde_json::json!({"type": "stdio"});
+        assert!(parse_server(&v, "mcpServers.s").unwrap_err().contains("needs either"));
+        let v = serde_json::json!({"url": "http://x", "headers": {"A": 2}});
+        assert_eq!(
+            parse_server(&v, "mcpServers.s").unwrap_err(),
+            "mcpServers.s.headers.A: expected a string"
+        );
+    }
+
+    #[test]
+    fn parse_file_reports_line_and_column() {
+        let err = parse_file("{\n  \"mcpServers\": {,\n}").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(parse_file("[]").unwrap_err().contains("top level"));
+        assert!(parse_file("{\"mcpServers\": []}").unwrap_err().contains("object"));
+        assert!(parse_file("{}").unwrap().is_empty());
+    }
+
+    fn entry(config: Value) -> ServerEntry {
+        ServerEntry {
+            name: "s".into(),
+            source: Source::Project,
+            config_path: None,
+            plugin_root: Some(PathBuf::from("/plugins/p")),
+            base_dir: PathBuf::from("/base"),
+            config: parse_server(&config, "mcpServers.s"),
+        }
+    }
+
+    // CFG-5, CFG-6
+    #[test]
+    fn resolve_picks_transport_and_rejects_unknown_type() {
+        let lookup = env(&[("TOKEN", "secret")]);
+        let stdio = resolve(
+            &entry(serde_json::json!({"command": "./bin/srv", "args": ["${WAVE_PLUGIN_ROOT}/x"]})),
+            Path::new("/work"),
+            &lookup,
+        )
+        .unwrap();
+        assert_eq!(
+            stdio,
+            Transport::Stdio {
+                command: PathBuf::from("/base/./bin/srv"),
+                args: vec!["/plugins/p/x".into()],
+                env: vec![],
+                cwd: PathBuf::from("/work"),
+            }
+        );
+        let http = resolve(
+            &entry(serde_json::json!({"url": "http://h/?k=${TOKEN}"})),
+            Path::new("/work"),
+            &lookup,
+        )
+        .unwrap();
+        assert!(matches!(http, Transport::Http { url, .. } if url == "http://h/?k=secret"));
+        let err = resolve(
+            &entry(serde_json::json!({"type": "websocket", "url": "ws://h"})),
+            Path::new("/work"),
+            &lookup,
+        )
+        .unwrap_err();
+        assert!(err.contains("unknown transport type \"websocket\""), "{err}");
+        let err = resolve(
+            &entry(serde_json::json!({"command": "x", "env": {"K": "${NOPE}"}})),
+            Path::new("/work"),
+            &lookup,
+        )
+        .unwrap_err();
+        assert!(err.starts_with("mcpServers.s.env.K: environment variable NOPE"), "{err}");
+    }
+}

@@ -1,0 +1,195 @@
+//! One live MCP connection: dialing a resolved [`Transport`] through rmcp, and closing it with
+//! its process tree.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::sync::oneshot;
+
+use crate::config::Transport;
+use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
+
+/// Least time given to the rmcp session to close before the process is signalled.
+const CLOSE_MIN: Duration = Duration::from_millis(200);
+
+/// Called when the server says its tool list changed.
+pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
+/// Our side of the MCP session: identifies the client, relays `tools/list_changed`.
+#[derive(Clone)]
+pub(crate) struct Client {
+    tools_changed: ToolsChanged,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.tools_changed)();
+    }
+}
+
+/// A connected server: the rmcp session plus, for stdio, the process tree behind it.
+pub(crate) struct Connection {
+    pub peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Client>>>,
+    process: Mutex<Option<ServerProcess>>,
+    stderr: Option<StderrTail>,
+}
+
+/// A successful dial.
+pub(crate) struct Dialed {
+    pub connection: Arc<Connection>,
+    pub instructions: Option<String>,
+    pub tools: Vec<Tool>,
+    /// Fires if a stdio server's process ends without being asked to.
+    pub exited: Option<oneshot::Receiver<UnexpectedExit>>,
+}
+
+/// Dials, initializes and lists tools, all within `timeout`. On any failure everything started
+/// is torn down before returning (dropping a [`ServerProcess`] kills its tree).
+pub(crate) async fn dial(
+    transport: Transport,
+    tools_changed: ToolsChanged,
+    timeout: Duration,
+) -> Result<Dialed, String> {
+    let client = Client { tools_changed };
+    match transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let spawned = process::spawn(&command, &args, &env, &cwd)
+                .map_err(|e| format!("failed to start `{}`: {e}", command.display()))?;
+            let mut process = spawned.process;
+            let stderr = process.stderr().clone();
+            let exited = process.take_exit_signal();
+            let started = tokio::time::timeout(
+                timeout,
+                finish_dial(client, (spawned.stdout, spawned.stdin)),
+            )
+            .await;
+            let (service, instructions, tools) = match started {
+                Ok(Ok(done)) => done,
+                Ok(Err(e)) => return Err(with_stderr(e, &stderr)),
+                Err(_) => return Err(with_stderr(timed_out(timeout), &stderr)),
+            };
+            Ok(Dialed {
+                connection: Arc::new(Connection {
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
+                    process: Mutex::new(Some(process)),
+                    stderr: Some(stderr),
+                }),
+                instructions,
+                tools,
+                exited,
+            })
+        }
+        Transport::Http { url, headers } => {
+            let config = StreamableHttpClientTransportConfig::with_uri(url)
+                .custom_headers(header_map(&headers)?);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let (service, instructions, tools) =
+                tokio::time::timeout(timeout, finish_dial(client, transport))
+                    .await
+                    .map_err(|_| timed_out(timeout))??;
+            Ok(Dialed {
+                connection: Arc::new(Connection {
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
+                    process: Mutex::new(None),
+                    stderr: None,
+                }),
+                instructions,
+                tools,
+                exited: None,
+            })
+        }
+        Transport::Sse { .. } => Err("the legacy sse transport is not available in this build yet".into()),
+    }
+}
+
+type Started = (RunningService<RoleClient, Client>, Option<String>, Vec<Tool>);
+
+async fn finish_dial<T, E, A>(client: Client, transport: T) -> Result<Started, String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let service = client
+        .serve(transport)
+        .await
+        .map_err(|e| format!("initialize failed: {e}"))?;
+    let instructions = service
+        .peer_info()
+        .and_then(|info| info.instructions.clone());
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    Ok((service, instructions, tools))
+}
+
+fn timed_out(timeout: Duration) -> String {
+    format!("timed out after {} ms waiting for the server to initialize", timeout.as_millis())
+}
+
+/// Appends the last stderr lines, the most useful part of a failure report.
+pub(crate) fn with_stderr(reason: String, stderr: &StderrTail) -> String {
+    let tail = stderr.last(STDERR_TAIL_IN_REASON);
+    if tail.is_empty() {
+        return reason;
+    }
+    format!("{reason}; stderr: {tail}")
+}
+
+fn header_map(
+    headers: &[(String, String)],
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let header = http::HeaderName::try_from(name.as_str())
+                .map_err(|_| format!("headers.{name}: not a valid HTTP header name"))?;
+            // The value may be an expanded secret: never echo it.
+            let value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("headers.{name}: not a valid HTTP header value"))?;
+            Ok((header, value))
+        })
+        .collect()
+}
+
+impl Connection {
+    /// The stderr tail of a stdio server.
+    pub fn stderr(&self) -> Option<&StderrTail> {
+        self.stderr.as_ref()
+    }
+
+    /// Ends the session (closing stdin) and tears down the process tree. Safe to call twice.
+    pub async fn close(&self, grace: Duration) {
+        let service = self.service.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(service) = service {
+            // A server that stopped reading could block the close: the kill below still ends it.
+            let _ = tokio::time::timeout(grace.max(CLOSE_MIN), service.cancel()).await;
+        }
+        let process = self.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(process) = process {
+            process.terminate(grace).await;
+        }
+    }
+}

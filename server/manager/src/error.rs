@@ -1,0 +1,28 @@
+//! The manager's one error type.
+
+/// Everything a manager operation can fail with. Messages are one lowercase line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("no MCP server named \"{0}\" is configured")]
+    UnknownServer(String),
+    #[error("the MCP manager was destroyed")]
+    Destroyed,
+    #[error("no MCP tool named \"{0}\"")]
+    UnknownTool(String),
+    #[error("MCP server \"{server}\" is reconnecting; try \"{tool}\" again shortly")]
+    Reconnecting { server: String, tool: String },
+    #[error("MCP server \"{server}\" failed to connect: {reason}")]
+    Connect { server: String, reason: String },
+    #[error("tool \"{tool}\" of MCP server \"{server}\" timed out after {millis} ms")]
+    ToolTimeout {
+        server: String,
+        tool: String,
+        millis: u128,
+    },
+    #[error("tool \"{tool}\" of MCP server \"{server}\" failed: {reason}")]
+    ToolCall {
+        server: String,
+        tool: String,
+        reason: String,
+    },
+}

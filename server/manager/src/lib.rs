@@ -1,0 +1,19 @@
+//! The MCP manager: one per agent. Reads the MCP config, registers every server without
+//! starting it, dials on demand, tears down whole process trees, and keeps a tool snapshot cache
+//! for servers that are not connected. It knows nothing about LSP or IDEs.
+
+pub mod cache;
+pub mod config;
+mod connection;
+mod error;
+mod manager;
+pub mod names;
+mod process;
+
+pub use config::{ConfigProblem, Source};
+pub use error::Error;
+pub use manager::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
+    McpManager, McpTool, PendingDials, ServerSnapshot, Snapshot, Status, Timeouts, ToolSummary,
+};
+pub use rmcp::model::{CallToolResult, ContentBlock};

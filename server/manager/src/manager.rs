@@ -1,0 +1,857 @@
+//! [`McpManager`]: every configured server of one agent, its status, its live connection, and the
+//! rules for when to dial (LAZY-*), when to stop (LIFE-*) and what to show (CACHE-*).
+//!
+//! All state sits behind one synchronous mutex that is never held across an await. Every change
+//! bumps a version and publishes a full [`Snapshot`] on a `watch` channel. Each dial and each
+//! connection belongs to a *generation* of its server; an event of an older generation (a late
+//! dial result, a stale process exit) never touches the current one (LIFE-7).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::{oneshot, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
+use crate::config::{self, ConfigProblem, ServerEntry, Source};
+use crate::connection::{self, Connection, Dialed};
+use crate::names;
+use crate::process::UnexpectedExit;
+use crate::Error;
+
+/// Default time for spawn/dial + `initialize` + the first tool list.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time for one tool call.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default time a stdio server gets between SIGTERM and SIGKILL.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Timeouts used when a server's config does not set its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub tool_call: Duration,
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: DEFAULT_CONNECT_TIMEOUT,
+            tool_call: DEFAULT_TOOL_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// What a manager is created from.
+#[derive(Debug, Clone, Default)]
+pub struct ManagerOptions {
+    /// The agent's working directory: project config, stdio servers' cwd, cache scope.
+    pub workdir: PathBuf,
+    /// Replaces the home directory (`~/.wave/...`); `None` = the user's home.
+    pub home: Option<PathBuf>,
+    /// Constructor-level `mcpServers` (highest precedence, CFG-2).
+    pub servers: Map<String, Value>,
+    pub timeouts: Timeouts,
+}
+
+/// A server's connection state (LIFE-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Connected,
+    Connecting,
+    Reconnecting,
+    Error,
+    Disconnected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Connected => "connected",
+            Status::Connecting => "connecting",
+            Status::Reconnecting => "reconnecting",
+            Status::Error => "error",
+            Status::Disconnected => "disconnected",
+        }
+    }
+}
+
+/// A tool as shown in lists (live or from the cache).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSummary {
+    pub name: String,
+    pub full_name: String,
+    pub description: Option<String>,
+}
+
+/// A callable tool of a live connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    pub server: String,
+    /// The server's own name for the tool.
+    pub name: String,
+    /// `mcp__<server>__<tool>`: the name declared to the model and used to route calls.
+    pub full_name: String,
+    pub description: Option<String>,
+    /// The input schema, cleaned for LLM APIs (TOOL-5).
+    pub input_schema: Arc<Map<String, Value>>,
+}
+
+/// One server as lists show it. Config values are as written, never expanded (SEC-1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSnapshot {
+    pub name: String,
+    pub source: Source,
+    pub config_path: Option<PathBuf>,
+    pub transport: String,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub url: Option<String>,
+    pub status: Status,
+    pub error: Option<String>,
+    pub tools: Vec<ToolSummary>,
+    /// The tools come from the snapshot cache, not from a live connection (CACHE-2).
+    pub tools_from_cache: bool,
+    pub last_connected_at: Option<DateTime<Utc>>,
+    /// The `instructions` of the live connection (INS-1).
+    pub instructions: Option<String>,
+}
+
+/// Every server of a manager at one moment. `version` grows with every change.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    pub version: u64,
+    pub servers: Vec<ServerSnapshot>,
+}
+
+/// Dials started by [`McpManager::start_turn_dials`]; they run whether or not this is awaited.
+#[must_use = "await `settled` before building the turn's tool list"]
+pub struct PendingDials(Vec<DialDone>);
+
+impl PendingDials {
+    /// How many servers are being dialed.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Resolves when every one of them is connected or failed.
+    pub async fn settled(self) {
+        futures::future::join_all(self.0).await;
+    }
+}
+
+type DialDone = Shared<BoxFuture<'static, ()>>;
+
+/// The MCP servers of one agent. Cheap to clone; all clones share the same state.
+#[derive(Clone)]
+pub struct McpManager {
+    shared: Arc<SharedState>,
+}
+
+struct SharedState {
+    workdir: PathBuf,
+    cache_path: PathBuf,
+    timeouts: Timeouts,
+    problems: Vec<ConfigProblem>,
+    state: Mutex<State>,
+    updates: watch::Sender<Arc<Snapshot>>,
+    tasks: TaskTracker,
+    root: CancellationToken,
+}
+
+struct State {
+    slots: Vec<Slot>,
+    destroyed: bool,
+    version: u64,
+    cache: CacheFile,
+}
+
+struct Slot {
+    entry: ServerEntry,
+    fingerprint: Option<String>,
+    status: Status,
+    error: Option<String>,
+    generation: u64,
+    /// Dialed at least once this session, by a turn or explicitly (LAZY-10).
+    dialed: bool,
+    /// Disconnected by the user; sticky until an explicit connect (LAZY-6).
+    user_disconnected: bool,
+    live: Option<Live>,
+    dial: Option<InFlight>,
+}
+
+struct Live {
+    connection: Arc<Connection>,
+    instructions: Option<String>,
+    tools: Vec<McpTool>,
+    connected_at: DateTime<Utc>,
+}
+
+struct InFlight {
+    cancel: CancellationToken,
+    done: DialDone,
+}
+
+impl McpManager {
+    /// Reads the config and registers every server as `disconnected`. Spawns and dials nothing
+    /// (LAZY-1, CFG-8); safe to call outside an async runtime.
+    pub fn new(options: ManagerOptions) -> McpManager {
+        let home = options
+            .home
+            .or_else(dirs::home_dir)
+            .unwrap_or_else(|| options.workdir.clone());
+        let loaded = config::load(&options.workdir, &home, &options.servers);
+        let cache_path = cache::cache_path(&home);
+        let cache = cache::read(&cache_path);
+        let slots = loaded
+            .servers
+            .into_iter()
+            .map(|entry| Slot::new(entry, &options.workdir))
+            .collect();
+        let mut state = State {
+            slots,
+            destroyed: false,
+            version: 0,
+            cache,
+        };
+        let first = state.snapshot();
+        let (updates, _) = watch::channel(Arc::new(first));
+        McpManager {
+            shared: Arc::new(SharedState {
+                workdir: options.workdir,
+                cache_path,
+                timeouts: options.timeouts,
+                problems: loaded.problems,
+                state: Mutex::new(state),
+                updates,
+                tasks: TaskTracker::new(),
+                root: CancellationToken::new(),
+            }),
+        }
+    }
+
+    pub fn workdir(&self) -> &Path {
+        &self.shared.workdir
+    }
+
+    /// Config files that were skipped, each with the reason (CFG-4).
+    pub fn config_problems(&self) -> &[ConfigProblem] {
+        &self.shared.problems
+    }
+
+    /// The latest snapshot of every server (LIFE-1).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.updates.borrow().clone()
+    }
+
+    /// A receiver that sees every status or tool change as a new snapshot.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.shared.updates.subscribe()
+    }
+
+    /// Starts the dials a turn needs: every server never dialed and never disconnected by the
+    /// user (LAZY-2, LAZY-4, LAZY-6, LAZY-10), all at once. `None` when there is nothing to dial:
+    /// a synchronous check, so such a turn has no extra await (LAZY-9).
+    pub fn start_turn_dials(&self) -> Option<PendingDials> {
+        let mut state = self.shared.lock();
+        if state.destroyed {
+            return None;
+        }
+        let due: Vec<usize> = (0..state.slots.len())
+            .filter(|&i| state.slots[i].due_for_auto_dial())
+            .collect();
+        if due.is_empty() {
+            return None;
+        }
+        let dials = due
+            .into_iter()
+            .map(|i| self.shared.start_dial(&mut state, i))
+            .collect();
+        self.shared.publish(&mut state);
+        Some(PendingDials(dials))
+    }
+
+    /// Connects `name` now, whatever the lazy rules say (LAZY-5, LIFE-2). Waits for the result.
+    pub async fn connect(&self, name: &str) -> Result<(), Error> {
+        let done = {
+            let mut state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            let index = state.index_of(name)?;
+            let slot = &mut state.slots[index];
+            slot.user_disconnected = false;
+            if slot.status == Status::Connected {
+                return Ok(());
+            }
+            match &slot.dial {
+                Some(dial) => dial.done.clone(),
+                None => {
+                    let done = self.shared.start_dial(&mut state, index);
+                    self.shared.publish(&mut state);
+                    done
+                }
+            }
+        };
+        done.await;
+        let state = self.shared.lock();
+        if state.destroyed {
+            return Err(Error::Destroyed);
+        }
+        let slot = &state.slots[state.index_of(name)?];
+        match slot.status {
+            Status::Connected => Ok(()),
+            _ => Err(Error::Connect {
+                server: name.to_string(),
+                reason: slot
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| format!("server is {}", slot.status.as_str())),
+            }),
+        }
+    }
+
+    /// Ends the connection and its process tree; the server stays `disconnected` for the rest of
+    /// the session unless connected explicitly (LAZY-6, LIFE-5, LIFE-6). The config is untouched.
+    pub async fn disconnect(&self, name: &str) -> Result<(), Error> {
+        let (live, dial) = {
+            let mut state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            let index = state.index_of(name)?;
+            let slot = &mut state.slots[index];
+            slot.user_disconnected = true;
+            slot.dialed = true;
+            let taken = slot.stop(Status::Disconnected);
+            self.shared.publish(&mut state);
+            taken
+        };
+        self.shared.finish_stopping(live, dial).await;
+        Ok(())
+    }
+
+    /// Tools of live connections only (CACHE-7), in config order.
+    pub fn tools(&self) -> Vec<McpTool> {
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .filter_map(|slot| slot.live.as_ref())
+            .flat_map(|live| live.tools.iter().cloned())
+            .collect()
+    }
+
+    /// Calls a tool by its full name (TOOL-3, TOOL-6); the server is found by that name alone.
+    pub async fn call_tool(
+        &self,
+        full_name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<CallToolResult, Error> {
+        let (peer, server, tool, timeout) = {
+            let state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            let found = state.slots.iter().find_map(|slot| {
+                let live = slot.live.as_ref()?;
+                let tool = live.tools.iter().find(|t| t.full_name == full_name)?;
+                Some((slot, live, tool))
+            });
+            let Some((slot, live, tool)) = found else {
+                return Err(Error::UnknownTool(full_name.to_string()));
+            };
+            let timeout = slot
+                .entry
+                .config
+                .as_ref()
+                .ok()
+                .and_then(|c| c.tool_timeout)
+                .unwrap_or(self.shared.timeouts.tool_call);
+            (
+                live.connection.peer.clone(),
+                slot.entry.name.clone(),
+                tool.name.clone(),
+                timeout,
+            )
+        };
+        let mut params = CallToolRequestParams::new(tool.clone());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(Error::ToolCall {
+                server,
+                tool,
+                reason: e.to_string(),
+            }),
+            Err(_) => Err(Error::ToolTimeout {
+                server,
+                tool,
+                millis: timeout.as_millis(),
+            }),
+        }
+    }
+
+    /// Disconnects everything, cancels dials in flight (their results are closed as they
+    /// arrive, LAZY-7) and refuses to dial from then on. Idempotent (LIFE-8).
+    pub async fn cleanup(&self) {
+        let stopping: Vec<_> = {
+            let mut state = self.shared.lock();
+            state.destroyed = true;
+            self.shared.root.cancel();
+            let stopping = state
+                .slots
+                .iter_mut()
+                .map(|slot| slot.stop(Status::Disconnected))
+                .collect();
+            self.shared.publish(&mut state);
+            stopping
+        };
+        let shared = &self.shared;
+        futures::future::join_all(
+            stopping
+                .into_iter()
+                .map(|(live, dial)| shared.finish_stopping(live, dial)),
+        )
+        .await;
+        self.shared.tasks.close();
+        self.shared.tasks.wait().await;
+    }
+
+    /// Whether [`McpManager::cleanup`] ran.
+    pub fn is_destroyed(&self) -> bool {
+        self.shared.lock().destroyed
+    }
+}
+
+impl Slot {
+    fn new(entry: ServerEntry, workdir: &Path) -> Slot {
+        let fingerprint = entry.config.as_ref().ok().map(|c| {
+            cache::fingerprint(&CacheKeyInput {
+                name: &entry.name,
+                workdir,
+                transport: &c.transport_label(),
+                command: c.command.as_deref(),
+                args: &c.args,
+                url: c.url.as_deref(),
+                env: &c.env,
+                headers: &c.headers,
+            })
+        });
+        // An entry that cannot be read is an error from the start, with the file and field.
+        let (status, error) = match &entry.config {
+            Ok(_) => (Status::Disconnected, None),
+            Err(e) => (Status::Error, Some(e.clone())),
+        };
+        Slot {
+            entry,
+            fingerprint,
+            status,
+            error,
+            generation: 0,
+            dialed: false,
+            user_disconnected: false,
+            live: None,
+            dial: None,
+        }
+    }
+
+    fn due_for_auto_dial(&self) -> bool {
+        !self.dialed
+            && !self.user_disconnected
+            && self.status == Status::Disconnected
+            && self.entry.config.is_ok()
+    }
+
+    /// Leaves the current generation behind: takes the connection and any dial in flight.
+    fn stop(&mut self, status: Status) -> (Option<Live>, Option<InFlight>) {
+        self.generation += 1;
+        self.status = status;
+        self.error = None;
+        let dial = self.dial.take();
+        if let Some(dial) = &dial {
+            dial.cancel.cancel();
+        }
+        (self.live.take(), dial)
+    }
+
+    fn snapshot(&self, cache: &CacheFile) -> ServerSnapshot {
+        let config = self.entry.config.as_ref().ok();
+        let cached = match (&self.live, &self.fingerprint) {
+            (None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
+            _ => None,
+        };
+        let (tools, last_connected_at) = match (&self.live, cached) {
+            (Some(live), _) => (
+                live.tools
+                    .iter()
+                    .map(|t| ToolSummary {
+                        name: t.name.clone(),
+                        full_name: t.full_name.clone(),
+                        description: t.description.clone(),
+                    })
+                    .collect(),
+                Some(live.connected_at),
+            ),
+            (None, Some(entry)) => (
+                entry
+                    .tools
+                    .iter()
+                    .map(|t| ToolSummary {
+                        name: t.name.clone(),
+                        full_name: names::full_tool_name(&self.entry.name, &t.name),
+                        description: t.description.clone(),
+                    })
+                    .collect(),
+                Some(entry.last_connected_at),
+            ),
+            (None, None) => (Vec::new(), None),
+        };
+        ServerSnapshot {
+            name: self.entry.name.clone(),
+            source: self.entry.source,
+            config_path: self.entry.config_path.clone(),
+            transport: config.map_or_else(|| "unknown".into(), |c| c.transport_label()),
+            command: config.and_then(|c| c.command.clone()),
+            args: config.map(|c| c.args.clone()).unwrap_or_default(),
+            url: config.and_then(|c| c.url.clone()),
+            status: self.status,
+            error: self.error.clone(),
+            tools,
+            tools_from_cache: self.live.is_none() && cached.is_some(),
+            last_connected_at,
+            instructions: self.live.as_ref().and_then(|l| l.instructions.clone()),
+        }
+    }
+}
+
+impl State {
+    fn index_of(&self, name: &str) -> Result<usize, Error> {
+        self.slots
+            .iter()
+            .position(|s| s.entry.name == name)
+            .ok_or_else(|| Error::UnknownServer(name.to_string()))
+    }
+
+    fn snapshot(&mut self) -> Snapshot {
+        self.version += 1;
+        Snapshot {
+            version: self.version,
+            servers: self.slots.iter().map(|s| s.snapshot(&self.cache)).collect(),
+        }
+    }
+
+    /// `(server, fingerprint)` of every readable entry: what a cache writer keeps for this workdir.
+    fn configured(&self) -> Vec<(String, String)> {
+        self.slots
+            .iter()
+            .filter_map(|s| Some((s.entry.name.clone(), s.fingerprint.clone()?)))
+            .collect()
+    }
+
+    /// Full names in use by other servers' live tools.
+    fn names_taken_except(&self, server: &str) -> HashSet<String> {
+        self.slots
+            .iter()
+            .filter(|s| s.entry.name != server)
+            .filter_map(|s| s.live.as_ref())
+            .flat_map(|l| l.tools.iter().map(|t| t.full_name.clone()))
+            .collect()
+    }
+}
+
+impl SharedState {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn publish(&self, state: &mut State) {
+        self.updates.send_replace(Arc::new(state.snapshot()));
+    }
+
+    /// Marks the slot `connecting` under a new generation and spawns its dial.
+    fn start_dial(self: &Arc<Self>, state: &mut State, index: usize) -> DialDone {
+        let slot = &mut state.slots[index];
+        slot.generation += 1;
+        slot.dialed = true;
+        slot.status = Status::Connecting;
+        slot.error = None;
+        let cancel = self.root.child_token();
+        let task = self.tasks.spawn(run_dial(
+            self.clone(),
+            slot.entry.clone(),
+            slot.generation,
+            cancel.clone(),
+        ));
+        let done = async move {
+            let _ = task.await;
+        }
+        .boxed()
+        .shared();
+        slot.dial = Some(InFlight {
+            cancel,
+            done: done.clone(),
+        });
+        done
+    }
+
+    /// The second half of a stop: close what [`Slot::stop`] took, outside the lock.
+    async fn finish_stopping(&self, live: Option<Live>, dial: Option<InFlight>) {
+        if let Some(live) = live {
+            live.connection.close(self.timeouts.shutdown_grace).await;
+        }
+        if let Some(dial) = dial {
+            dial.done.await;
+        }
+    }
+
+    fn timeouts_for(&self, entry: &ServerEntry) -> Duration {
+        entry
+            .config
+            .as_ref()
+            .ok()
+            .and_then(|c| c.connect_timeout)
+            .unwrap_or(self.timeouts.connect)
+    }
+
+    /// Stores a fresh tool list for the current generation and records it in the cache.
+    fn install_tools(&self, state: &mut State, index: usize, tools: Vec<Tool>) {
+        let name = state.slots[index].entry.name.clone();
+        let mut taken = state.names_taken_except(&name);
+        let tools = to_mcp_tools(&name, tools, &mut taken);
+        let slot = &mut state.slots[index];
+        let Some(live) = slot.live.as_mut() else {
+            return;
+        };
+        live.tools = tools;
+        let Some(fingerprint) = slot.fingerprint.clone() else {
+            return;
+        };
+        let entry = CacheEntry {
+            server: name,
+            workdir: self.workdir.clone(),
+            fingerprint,
+            tools: live
+                .tools
+                .iter()
+                .map(|t| CachedTool {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                })
+                .collect(),
+            last_connected_at: live.connected_at,
+        };
+        state.cache.insert(entry.clone());
+        let configured = state.configured();
+        let (path, workdir) = (self.cache_path.clone(), self.workdir.clone());
+        // CACHE-5: overwrite the snapshot; failures only cost the panel its cache.
+        self.tasks.spawn_blocking(move || {
+            if let Err(e) = cache::record(&path, &workdir, &configured, entry) {
+                tracing::debug!("cannot write the MCP tool cache {}: {e}", path.display());
+            }
+        });
+    }
+}
+
+fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> Vec<McpTool> {
+    tools
+        .into_iter()
+        .map(|tool| {
+            let name = tool.name.to_string();
+            let mut full_name = names::full_tool_name(server, &name);
+            if !taken.insert(full_name.clone()) {
+                full_name = names::disambiguated_tool_name(server, &name);
+                taken.insert(full_name.clone());
+            }
+            McpTool {
+                server: server.to_string(),
+                full_name,
+                description: tool.description.map(|d| d.to_string()),
+                input_schema: Arc::new(names::clean_schema(&tool.input_schema)),
+                name,
+            }
+        })
+        .collect()
+}
+
+async fn run_dial(
+    shared: Arc<SharedState>,
+    entry: ServerEntry,
+    generation: u64,
+    cancel: CancellationToken,
+) {
+    let name = entry.name.clone();
+    let timeout = shared.timeouts_for(&entry);
+    let tools_changed = tools_changed_hook(Arc::downgrade(&shared), name.clone(), generation);
+    let env = |var: &str| std::env::var(var).ok();
+    let result = match config::resolve(&entry, &shared.workdir, &env) {
+        Err(reason) => Err(reason),
+        Ok(transport) => tokio::select! {
+            // Dropping the dial future kills whatever it spawned (LAZY-7).
+            _ = cancel.cancelled() => return,
+            result = connection::dial(transport, tools_changed, timeout) => result,
+        },
+    };
+    match result {
+        Ok(dialed) => install_connection(&shared, &name, generation, dialed).await,
+        Err(reason) => {
+            tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
+            let mut state = shared.lock();
+            let Ok(index) = state.index_of(&name) else {
+                return;
+            };
+            if state.destroyed || state.slots[index].generation != generation {
+                return;
+            }
+            let slot = &mut state.slots[index];
+            slot.dial = None;
+            slot.status = Status::Error;
+            slot.error = Some(reason);
+            shared.publish(&mut state);
+        }
+    }
+}
+
+async fn install_connection(
+    shared: &Arc<SharedState>,
+    name: &str,
+    generation: u64,
+    dialed: Dialed,
+) {
+    let Dialed {
+        connection,
+        instructions,
+        tools,
+        exited,
+    } = dialed;
+    {
+        let mut state = shared.lock();
+        let index = state.index_of(name).ok();
+        let current = index.filter(|&i| state.slots[i].generation == generation);
+        if let (false, Some(index)) = (state.destroyed, current) {
+            let slot = &mut state.slots[index];
+            slot.dial = None;
+            slot.status = Status::Connected;
+            slot.error = None;
+            slot.live = Some(Live {
+                connection: connection.clone(),
+                instructions,
+                tools: Vec::new(),
+                connected_at: Utc::now(),
+            });
+            shared.install_tools(&mut state, index, tools);
+            shared.publish(&mut state);
+            tracing::info!(server = %name, "MCP server connected");
+            if let Some(exited) = exited {
+                let watcher = watch_exit(Arc::downgrade(shared), name.to_string(), generation);
+                shared.tasks.spawn(watcher(exited));
+            }
+            return;
+        }
+    }
+    // Destroyed or superseded while dialing: close the result at once (LAZY-7, LIFE-7).
+    tracing::debug!(server = %name, "closing a connection that arrived after its dial was abandoned");
+    connection.close(shared.timeouts.shutdown_grace).await;
+}
+
+/// Turns a process's unexpected exit into `error` with exit status and stderr tail (LIFE-3),
+/// if it still belongs to the current generation (LIFE-7).
+fn watch_exit(
+    shared: Weak<SharedState>,
+    name: String,
+    generation: u64,
+) -> impl FnOnce(oneshot::Receiver<UnexpectedExit>) -> BoxFuture<'static, ()> {
+    move |exited| {
+        async move {
+            let Ok(exit) = exited.await else {
+                return; // torn down on purpose
+            };
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let live = {
+                let mut state = shared.lock();
+                let Ok(index) = state.index_of(&name) else {
+                    return;
+                };
+                let slot = &mut state.slots[index];
+                if slot.generation != generation || slot.live.is_none() {
+                    return;
+                }
+                let live = slot.live.take();
+                let stderr = live.as_ref().and_then(|l| l.connection.stderr().cloned());
+                let reason = match stderr {
+                    Some(stderr) => connection::with_stderr(exit.to_string(), &stderr),
+                    None => exit.to_string(),
+                };
+                tracing::warn!(server = %name, "MCP server died: {reason}");
+                slot.generation += 1;
+                slot.status = Status::Error;
+                slot.error = Some(reason);
+                shared.publish(&mut state);
+                live
+            };
+            if let Some(live) = live {
+                live.connection.close(shared.timeouts.shutdown_grace).await;
+            }
+        }
+        .boxed()
+    }
+}
+
+/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5).
+fn tools_changed_hook(
+    shared: Weak<SharedState>,
+    name: String,
+    generation: u64,
+) -> connection::ToolsChanged {
+    Arc::new(move || {
+        let (shared, name) = (shared.clone(), name.clone());
+        tokio::spawn(async move {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let peer = {
+                let state = shared.lock();
+                let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);
+                match slot.filter(|s| s.generation == generation) {
+                    Some(slot) => slot.live.as_ref().map(|l| l.connection.peer.clone()),
+                    None => None,
+                }
+            };
+            let Some(peer) = peer else {
+                return;
+            };
+            let Ok(tools) = peer.list_all_tools().await else {
+                return;
+            };
+            let mut state = shared.lock();
+            let Ok(index) = state.index_of(&name) else {
+                return;
+            };
+            if state.slots[index].generation != generation {
+                return;
+            }
+            shared.install_tools(&mut state, index, tools);
+            shared.publish(&mut state);
+        });
+    })
+}
