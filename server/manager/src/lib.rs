@@ -9,6 +9,7 @@ mod error;
 mod manager;
 pub mod names;
 mod process;
+mod render;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
@@ -16,4 +17,5 @@ pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
     McpManager, McpTool, PendingDials, ServerSnapshot, Snapshot, Status, Timeouts, ToolSummary,
 };
+pub use render::result_text;
 pub use rmcp::model::{CallToolResult, ContentBlock};

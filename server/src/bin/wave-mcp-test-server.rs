@@ -1,0 +1,626 @@
+//! wave-mcp-test-server: a scriptable MCP server (stdio or Streamable HTTP) used by the
+//! wave-mcp test suite and demo to exercise the client against slow, failing, crashing,
+//! stubborn and process-spawning servers.
+
+use std::{
+    fs::OpenOptions,
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+    process::{Child, ChildStdout, Command, ExitCode, Stdio},
+    sync::Arc,
+    time::Duration,
+};
+
+use anyhow::{Context, Result, bail};
+use axum::{
+    Router,
+    extract::{Request, State},
+    http::StatusCode,
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+};
+use clap::{Parser, ValueEnum};
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext, wrapper::Parameters},
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+        InitializeRequestParams, InitializeResult, JsonObject, ServerCapabilities, ServerConfig,
+    },
+    schemars::{self, JsonSchema},
+    service::RequestContext,
+    tool, tool_handler, tool_router,
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    },
+};
+use serde::Deserialize;
+use serde_json::json;
+
+/// Name of the tool whose name is longer than the 64 characters some model APIs accept.
+const LONG_TOOL_NAME: &str =
+    "this_is_a_deliberately_very_long_tool_name_used_to_check_the_sixty_four_character_cap";
+
+/// Every tool this server knows, in the order `tools/list` reports them.
+const ALL_TOOLS: &[&str] = &[
+    "echo",
+    "add",
+    "slow",
+    "crash",
+    "fail",
+    "mixed",
+    "schema",
+    "pid",
+    LONG_TOOL_NAME,
+];
+
+/// Marker line a descendant writes on its report pipe once all pids below it are reported.
+const REPORT_DONE: &str = "done";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "wave-mcp-test-server",
+    about = "Scriptable MCP server for wave-mcp tests"
+)]
+struct Args {
+    /// Transport to serve MCP on.
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: Transport,
+    /// HTTP port on 127.0.0.1 (0 = ephemeral). Only used with `--transport http`.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// `NAME:VALUE`; HTTP requests without this header value get 401.
+    #[arg(long, value_name = "NAME:VALUE")]
+    require_header: Option<String>,
+    /// Server name reported in serverInfo.
+    #[arg(long, default_value = "wave-test")]
+    name: String,
+    /// Instructions reported by initialize.
+    #[arg(long, conflicts_with = "instructions_file")]
+    instructions: Option<String>,
+    /// File whose content (verbatim) is reported as instructions.
+    #[arg(long, value_name = "PATH")]
+    instructions_file: Option<PathBuf>,
+    /// Comma-separated subset of tools to expose; "" or "none" exposes no tools.
+    #[arg(long, value_name = "LIST")]
+    tools: Option<String>,
+    /// Sleep this long inside the initialize handler.
+    #[arg(long, value_name = "MS")]
+    slow_initialize_ms: Option<u64>,
+    /// Answer initialize with a JSON-RPC error.
+    #[arg(long)]
+    fail_initialize: bool,
+    /// Exit with code 7 this long after start.
+    #[arg(long, value_name = "MS")]
+    crash_after_ms: Option<u64>,
+    /// Ignore SIGTERM (the server and its descendants); SIGKILL still works.
+    #[arg(long)]
+    ignore_sigterm: bool,
+    /// Spawn a chain of N long-lived descendants in this process group.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    spawn_descendants: u32,
+    /// Write the server pid and every descendant pid, one per line, to this file.
+    #[arg(long, value_name = "PATH")]
+    pid_file: Option<PathBuf>,
+    /// Append `start`, `init-begin`, `init-end` and `call` events to this file.
+    #[arg(long, value_name = "PATH")]
+    event_log: Option<PathBuf>,
+    /// Text written to stderr at start.
+    #[arg(long, value_name = "TEXT")]
+    stderr_banner: Option<String>,
+    /// Internal: run as a descendant process at this depth of the chain.
+    #[arg(long, hide = true, value_name = "DEPTH")]
+    descendant: Option<u32>,
+}
+
+/// Appends one-line events to the `--event-log` file, if any.
+#[derive(Clone, Debug, Default)]
+struct EventLog {
+    path: Option<PathBuf>,
+}
+
+impl EventLog {
+    /// Appends `<event> <pid>[ <detail>]`. The file is opened in append mode and each line is
+    /// written with a single `write`, so lines of concurrent servers never interleave.
+    fn record(&self, event: &str, detail: Option<&str>) {
+        let Some(path) = &self.path else {
+            return;
+        };
+        let pid = std::process::id();
+        let line = match detail {
+            Some(detail) => format!("{event} {pid} {detail}\n"),
+            None => format!("{event} {pid}\n"),
+        };
+        let written = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(line.as_bytes()));
+        if let Err(error) = written {
+            tracing::warn!("cannot append to event log {}: {error}", path.display());
+        }
+    }
+}
+
+/// Behaviour shared by every session of the server.
+#[derive(Debug)]
+struct Settings {
+    name: String,
+    instructions: Option<String>,
+    slow_initialize: Option<Duration>,
+    fail_initialize: bool,
+    tools: Vec<String>,
+    events: EventLog,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// Text to echo back.
+    text: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct AddArgs {
+    /// First addend.
+    a: f64,
+    /// Second addend.
+    b: f64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SlowArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Clone, Debug)]
+struct TestServer {
+    settings: Arc<Settings>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl TestServer {
+    fn new(settings: Arc<Settings>) -> Self {
+        let mut tool_router = Self::tool_router();
+        for name in ALL_TOOLS {
+            if !settings.tools.iter().any(|wanted| wanted == name) {
+                tool_router.remove_route(name);
+            }
+        }
+        Self {
+            settings,
+            tool_router,
+        }
+    }
+
+    #[tool(description = "Echo the given text back.")]
+    fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> String {
+        args.text
+    }
+
+    #[tool(description = "Add two numbers.")]
+    fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
+        // f64's Display prints integral values without a fractional part ("3", not "3.0").
+        (a + b).to_string()
+    }
+
+    #[tool(description = "Sleep for `ms` milliseconds, then answer.")]
+    async fn slow(&self, Parameters(SlowArgs { ms }): Parameters<SlowArgs>) -> String {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        format!("slept {ms}")
+    }
+
+    #[tool(description = "Exit the server process with code 9 without answering.")]
+    fn crash(&self) -> String {
+        eprintln!("crash tool called");
+        std::process::exit(9);
+    }
+
+    #[tool(description = "Always return a tool error.")]
+    fn fail(&self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text("this tool always fails")])
+    }
+
+    #[tool(description = "Return text, image and resource contents in one result.")]
+    fn mixed(&self) -> CallToolResult {
+        // The 8-byte PNG signature, base64-encoded.
+        const PNG_SIGNATURE_BASE64: &str = "iVBORw0KGgo=";
+        CallToolResult::success(vec![
+            ContentBlock::text("first line"),
+            ContentBlock::image(PNG_SIGNATURE_BASE64, "image/png"),
+            ContentBlock::embedded_text("file:///tmp/wave-test.txt", "wave test resource"),
+            ContentBlock::text("second line"),
+        ])
+    }
+
+    #[tool(
+        description = "Takes an input schema that needs cleaning before some model APIs accept it.",
+        input_schema = dirty_input_schema()
+    )]
+    fn schema(&self) -> String {
+        "ok".to_string()
+    }
+
+    #[tool(description = "Return the server's process id.")]
+    fn pid(&self) -> String {
+        std::process::id().to_string()
+    }
+
+    #[tool(
+        name = "this_is_a_deliberately_very_long_tool_name_used_to_check_the_sixty_four_character_cap",
+        description = "A tool whose name is longer than 64 characters."
+    )]
+    fn long_name(&self) -> String {
+        "long".to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        let implementation = Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
+        let config = ServerConfig::new(capabilities).with_server_info(implementation);
+        match &self.settings.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let events = &self.settings.events;
+        events.record("init-begin", None);
+        if let Some(delay) = self.settings.slow_initialize {
+            tokio::time::sleep(delay).await;
+        }
+        if self.settings.fail_initialize {
+            events.record("init-end", None);
+            return Err(McpError::internal_error(
+                "initialize refused by test server",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request);
+        events.record("init-end", None);
+        result
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.settings.events.record("call", Some(&request.name));
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+}
+
+/// Hand-built input schema of the `schema` tool: `$schema` at the top level and
+/// `exclusiveMinimum`/`exclusiveMaximum` nested below `properties`.
+fn dirty_input_schema() -> JsonObject {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "limit": {
+                "type": "integer",
+                "exclusiveMinimum": 0,
+                "description": "Maximum number of results."
+            },
+            "range": {
+                "type": "object",
+                "properties": {
+                    "low": {"type": "number", "exclusiveMaximum": 100},
+                    "high": {"type": "number", "exclusiveMinimum": 0}
+                }
+            }
+        },
+        "additionalProperties": false
+    });
+    match schema {
+        serde_json::Value::Object(object) => object,
+        _ => unreachable!("the schema literal is an object"),
+    }
+}
+
+/// Parses `--tools`: absent means every tool, "" or "none" means no tool.
+fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
+    let Some(list) = list else {
+        return Ok(ALL_TOOLS.iter().map(|name| name.to_string()).collect());
+    };
+    if list.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    let mut tools = Vec::new();
+    for name in list
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
+        if !ALL_TOOLS.contains(&name) {
+            bail!(
+                "unknown tool {name:?} in --tools (known: {})",
+                ALL_TOOLS.join(", ")
+            );
+        }
+        tools.push(name.to_string());
+    }
+    Ok(tools)
+}
+
+fn read_instructions(args: &Args) -> Result<Option<String>> {
+    if let Some(path) = &args.instructions_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --instructions-file {}", path.display()))?;
+        return Ok(Some(text));
+    }
+    Ok(args.instructions.clone())
+}
+
+fn ignore_sigterm() -> Result<()> {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: installing SIG_IGN runs no handler code, so no async-signal-safety concerns.
+    unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.context("ignoring SIGTERM")?;
+    Ok(())
+}
+
+/// Starts a descendant at `depth` (re-executing this binary) in our process group. Its stdin
+/// is /dev/null, its stderr is ours, and its stdout is a private pipe on which it reports the
+/// pids of itself and everything below it, then `done` (it never writes there again).
+fn spawn_descendant(depth: u32, ignore_sigterm: bool) -> Result<(Child, ChildStdout)> {
+    let exe = std::env::current_exe().context("locating the current executable")?;
+    let mut command = Command::new(exe);
+    command.arg("--descendant").arg(depth.to_string());
+    if ignore_sigterm {
+        command.arg("--ignore-sigterm");
+    }
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("spawning a descendant")?;
+    let Some(report) = child.stdout.take() else {
+        bail!("descendant has no report pipe");
+    };
+    Ok((child, report))
+}
+
+/// Reads pid lines from a descendant's report pipe up to its `done` line.
+fn read_report(report: ChildStdout) -> Result<Vec<u32>> {
+    let mut pids = Vec::new();
+    for line in BufReader::new(report).lines() {
+        let line = line.context("reading a descendant's pid report")?;
+        if line == REPORT_DONE {
+            return Ok(pids);
+        }
+        pids.push(line.parse().context("parsing a descendant's pid")?);
+    }
+    bail!("descendant exited before reporting its pids")
+}
+
+/// Spawns the descendant chain (depth `count` → ... → 1, like `uvx → uv → python`) and
+/// returns every descendant pid, outermost first.
+fn spawn_descendant_chain(count: u32, ignore_sigterm: bool) -> Result<Vec<u32>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    // Dropping the `Child` neither kills nor waits for it: the chain outlives this function.
+    let (_child, report) = spawn_descendant(count, ignore_sigterm)?;
+    read_report(report)
+}
+
+/// Body of a `--descendant DEPTH` process: start the rest of the chain, report pids on
+/// stdout (a pipe owned by the parent), then sleep forever.
+fn run_descendant(depth: u32, ignore_sigterm: bool) -> Result<()> {
+    let below = spawn_descendant_chain(depth.saturating_sub(1), ignore_sigterm)?;
+    let mut report = std::io::stdout().lock();
+    writeln!(report, "{}", std::process::id())?;
+    for pid in below {
+        writeln!(report, "{pid}")?;
+    }
+    writeln!(report, "{REPORT_DONE}")?;
+    report.flush()?;
+    drop(report);
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+/// Writes `pids` one per line to `path` atomically (via `path.tmp` and a rename).
+fn write_pid_file(path: &Path, pids: &[u32]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let contents: String = pids.iter().map(|pid| format!("{pid}\n")).collect();
+    std::fs::write(&tmp, contents).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
+}
+
+fn schedule_crash(after: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        eprintln!("crashing on purpose");
+        std::process::exit(7);
+    });
+}
+
+fn write_banner(banner: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let newline = if banner.ends_with('\n') { "" } else { "\n" };
+    // Nothing sensible to do if stderr is gone.
+    let _ = write!(stderr, "{banner}{newline}");
+    let _ = stderr.flush();
+}
+
+/// Logs go to stderr only (stdout is the MCP channel in stdio mode). The filter comes from
+/// `WAVE_TEST_SERVER_LOG`, not `RUST_LOG`, so a test run's `RUST_LOG` does not flood the
+/// stderr that tests inspect; the default keeps only warnings and errors.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WAVE_TEST_SERVER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+/// Parses `--require-header NAME:VALUE`.
+fn parse_required_header(spec: &str) -> Result<(String, String)> {
+    let Some((name, value)) = spec.split_once(':') else {
+        bail!("--require-header must look like NAME:VALUE, got {spec:?}");
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        bail!("--require-header has an empty header name");
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+async fn check_required_header(
+    State(required): State<Arc<(String, String)>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (name, value) = required.as_ref();
+    let present = request
+        .headers()
+        .get_all(name.as_str())
+        .iter()
+        .any(|actual| actual.to_str().is_ok_and(|actual| actual.trim() == value));
+    if !present {
+        return (StatusCode::UNAUTHORIZED, format!("missing header {name}\n")).into_response();
+    }
+    next.run(request).await
+}
+
+async fn serve_stdio(settings: Arc<Settings>) -> Result<()> {
+    let service = TestServer::new(settings)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("MCP handshake over stdio failed")?;
+    service.waiting().await.context("serving MCP over stdio")?;
+    Ok(())
+}
+
+async fn serve_http(
+    settings: Arc<Settings>,
+    port: u16,
+    required_header: Option<(String, String)>,
+) -> Result<()> {
+    let service: StreamableHttpService<TestServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(TestServer::new(settings.clone())),
+            Default::default(),
+            StreamableHttpServerConfig::default(),
+        );
+    let mut router = Router::new().nest_service("/mcp", service);
+    if let Some(required) = required_header {
+        let required = Arc::new(required);
+        router = router.layer(middleware::from_fn_with_state(
+            required,
+            check_required_header,
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .with_context(|| format!("binding 127.0.0.1:{port}"))?;
+    let port = listener
+        .local_addr()
+        .context("reading the bound address")?
+        .port();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://127.0.0.1:{port}/mcp")?;
+    stdout.flush()?;
+    drop(stdout);
+    axum::serve(listener, router)
+        .await
+        .context("serving HTTP")?;
+    Ok(())
+}
+
+fn run_server(args: Args) -> Result<()> {
+    let events = EventLog {
+        path: args.event_log.clone(),
+    };
+    events.record("start", None);
+    if let Some(banner) = &args.stderr_banner {
+        write_banner(banner);
+    }
+    init_tracing();
+    if let Some(ms) = args.crash_after_ms {
+        schedule_crash(Duration::from_millis(ms));
+    }
+    if args.ignore_sigterm {
+        ignore_sigterm()?;
+    }
+    let settings = Arc::new(Settings {
+        name: args.name.clone(),
+        instructions: read_instructions(&args)?,
+        slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
+        fail_initialize: args.fail_initialize,
+        tools: parse_tools(args.tools.as_deref())?,
+        events,
+    });
+    let required_header = args
+        .require_header
+        .as_deref()
+        .map(parse_required_header)
+        .transpose()?;
+    // Pid-file shape: a chain server → d(N) → d(N-1) → ... → d(1); the file lists the server
+    // pid first, then the descendants outermost first: N+1 lines, complete before any
+    // request is read.
+    let descendants = spawn_descendant_chain(args.spawn_descendants, args.ignore_sigterm)?;
+    if let Some(path) = &args.pid_file {
+        let mut pids = vec![std::process::id()];
+        pids.extend(&descendants);
+        write_pid_file(path, &pids)?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    runtime.block_on(async {
+        match args.transport {
+            Transport::Stdio => serve_stdio(settings).await,
+            Transport::Http => serve_http(settings, args.port, required_header).await,
+        }
+    })
+}
+
+fn run(args: Args) -> Result<()> {
+    let Some(depth) = args.descendant else {
+        return run_server(args);
+    };
+    if args.ignore_sigterm {
+        ignore_sigterm()?;
+    }
+    run_descendant(depth, args.ignore_sigterm)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the context chain without the backtrace `RUST_BACKTRACE` would add.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
