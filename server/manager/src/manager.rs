@@ -17,7 +17,7 @@ use futures::future::{BoxFuture, Shared};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -32,6 +32,8 @@ use crate::Error;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time for one tool call.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Snapshots a subscriber may fall behind before it sees `Lagged`.
+const SUBSCRIBER_BACKLOG: usize = 512;
 /// Default time a stdio server gets between SIGTERM and SIGKILL.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
@@ -170,7 +172,10 @@ struct SharedState {
     timeouts: Timeouts,
     problems: Vec<ConfigProblem>,
     state: Mutex<State>,
-    updates: watch::Sender<Arc<Snapshot>>,
+    /// The latest snapshot.
+    latest: watch::Sender<Arc<Snapshot>>,
+    /// Every snapshot, in order, for subscribers.
+    events: broadcast::Sender<Arc<Snapshot>>,
     tasks: TaskTracker,
     root: CancellationToken,
 }
@@ -211,10 +216,12 @@ struct InFlight {
 impl McpManager {
     /// Reads the config and registers every server as `disconnected`. Spawns and dials nothing
     /// (LAZY-1, CFG-8); safe to call outside an async runtime.
-    pub fn new(options: ManagerOptions) -> McpManager {
+    pub fn new(mut options: ManagerOptions) -> McpManager {
+        options.workdir = absolute(&options.workdir);
         let home = options
             .home
             .or_else(dirs::home_dir)
+            .map(|home| absolute(&home))
             .unwrap_or_else(|| options.workdir.clone());
         let loaded = config::load(&options.workdir, &home, &options.servers);
         let cache_path = cache::cache_path(&home);
@@ -231,7 +238,8 @@ impl McpManager {
             cache,
         };
         let first = state.snapshot();
-        let (updates, _) = watch::channel(Arc::new(first));
+        let (latest, _) = watch::channel(Arc::new(first));
+        let (events, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
         McpManager {
             shared: Arc::new(SharedState {
                 workdir: options.workdir,
@@ -239,7 +247,8 @@ impl McpManager {
                 timeouts: options.timeouts,
                 problems: loaded.problems,
                 state: Mutex::new(state),
-                updates,
+                latest,
+                events,
                 tasks: TaskTracker::new(),
                 root: CancellationToken::new(),
             }),
@@ -257,12 +266,14 @@ impl McpManager {
 
     /// The latest snapshot of every server (LIFE-1).
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.shared.updates.borrow().clone()
+        self.shared.latest.borrow().clone()
     }
 
-    /// A receiver that sees every status or tool change as a new snapshot.
-    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
-        self.shared.updates.subscribe()
+    /// Every later status or tool change, in order, as a full snapshot. A receiver that falls
+    /// more than a few hundred snapshots behind gets `Lagged` and should resync from
+    /// [`McpManager::snapshot`].
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Snapshot>> {
+        self.shared.events.subscribe()
     }
 
     /// Starts the dials a turn needs: every server never dialed and never disconnected by the
@@ -584,7 +595,9 @@ impl SharedState {
     }
 
     fn publish(&self, state: &mut State) {
-        self.updates.send_replace(Arc::new(state.snapshot()));
+        let snapshot = Arc::new(state.snapshot());
+        self.latest.send_replace(snapshot.clone());
+        let _ = self.events.send(snapshot);
     }
 
     /// Marks the slot `connecting` under a new generation and spawns its dial.
@@ -669,6 +682,11 @@ impl SharedState {
             }
         });
     }
+}
+
+/// Config paths shown to users and hosts are absolute even when given relative (EDIT-2).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> Vec<McpTool> {

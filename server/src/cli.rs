@@ -1,0 +1,269 @@
+//! The `servers`, `tools` and `call` subcommands.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+use serde_json::{Map, Value, json};
+use wave_mcp_manager::{ManagerOptions, McpManager, McpTool, ServerSnapshot, result_text};
+
+use crate::view::server_view;
+
+#[derive(Parser)]
+#[command(name = "wave-mcp", version, about = "MCP servers of a coding agent: list, inspect, call")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// Project directory (its `.mcp.json` is the project config). Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Print JSON (camelCase fields) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every configured server with its source, transport, status and (cached) tools.
+    /// Starts no server.
+    Servers {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Connect one server, print its instructions and tools, then shut it down.
+    Tools {
+        server: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Connect one server, call one tool, print the result, then shut it down.
+    Call {
+        server: String,
+        /// The tool's own name or its full name (`mcp__<server>__<tool>`).
+        tool: String,
+        /// Arguments as a JSON object, e.g. '{"text": "hi"}'.
+        #[arg(value_name = "JSON_ARGS")]
+        arguments: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Servers { common } => servers(common),
+        Command::Tools { server, common } => tools(&server, common).await,
+        Command::Call {
+            server,
+            tool,
+            arguments,
+            common,
+        } => call(&server, &tool, arguments.as_deref(), common).await,
+    }
+}
+
+fn manager(common: &Common) -> Result<McpManager> {
+    let workdir = match &common.workdir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !workdir.is_dir() {
+        bail!("--workdir {}: not a directory", workdir.display());
+    }
+    let workdir = std::path::absolute(&workdir)
+        .with_context(|| format!("--workdir {}", workdir.display()))?;
+    Ok(McpManager::new(ManagerOptions {
+        workdir,
+        ..ManagerOptions::default()
+    }))
+}
+
+fn servers(common: Common) -> Result<()> {
+    let manager = manager(&common)?;
+    let snapshot = manager.snapshot();
+    if common.json {
+        let views: Vec<_> = snapshot.servers.iter().map(server_view).collect();
+        println!("{}", serde_json::to_string_pretty(&views)?);
+        return Ok(());
+    }
+    if snapshot.servers.is_empty() {
+        println!(
+            "no MCP servers configured for {} (add them to .mcp.json there or to ~/.wave/mcp.json)",
+            manager.workdir().display()
+        );
+    }
+    for server in &snapshot.servers {
+        print_server(server);
+    }
+    Ok(())
+}
+
+fn print_server(server: &ServerSnapshot) {
+    println!(
+        "{}  [{}, {}]  {}",
+        server.name,
+        server.source.as_str(),
+        server.transport,
+        server.status.as_str()
+    );
+    if let Some(command) = &server.command {
+        let args = server
+            .args
+            .iter()
+            .map(|a| display_arg(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!("  command: {command}{}{args}", if args.is_empty() { "" } else { " " });
+    }
+    if let Some(url) = &server.url {
+        println!("  url:     {url}");
+    }
+    if let Some(path) = &server.config_path {
+        println!("  config:  {}", path.display());
+    }
+    if let Some(error) = &server.error {
+        println!("  error:   {error}");
+    }
+    let origin = match (server.tools_from_cache, server.last_connected_at) {
+        (true, Some(at)) => format!(", cached from the connection of {}", at.to_rfc3339()),
+        (false, Some(at)) => format!(", connected at {}", at.to_rfc3339()),
+        _ => String::new(),
+    };
+    println!("  tools:   {}{origin}", server.tools.len());
+    for tool in &server.tools {
+        println!("    {}", tool.full_name);
+    }
+}
+
+/// An argument as a shell user would read it: quoted when it has spaces, quotes or newlines.
+fn display_arg(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && !arg
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'));
+    if plain {
+        return arg.to_string();
+    }
+    format!("{arg:?}")
+}
+
+/// Connects one server (explicitly, LAZY-5) and hands back the manager for cleanup.
+async fn connected(server: &str, common: &Common) -> Result<McpManager> {
+    let manager = manager(common)?;
+    if let Err(e) = manager.connect(server).await {
+        manager.cleanup().await;
+        return Err(anyhow!(e));
+    }
+    Ok(manager)
+}
+
+fn server_snapshot(manager: &McpManager, server: &str) -> Result<ServerSnapshot> {
+    manager
+        .snapshot()
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .cloned()
+        .ok_or_else(|| anyhow!("no MCP server named \"{server}\" is configured"))
+}
+
+fn server_tools(manager: &McpManager, server: &str) -> Vec<McpTool> {
+    manager
+        .tools()
+        .into_iter()
+        .filter(|t| t.server == server)
+        .collect()
+}
+
+async fn tools(server: &str, common: Common) -> Result<()> {
+    let manager = connected(server, &common).await?;
+    let snapshot = server_snapshot(&manager, server);
+    let tools = server_tools(&manager, server);
+    manager.cleanup().await;
+    let snapshot = snapshot?;
+    if common.json {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "fullName": t.full_name,
+                    "description": t.description,
+                    "inputSchema": *t.input_schema,
+                })
+            })
+            .collect();
+        let out = json!({
+            "server": server_view(&snapshot),
+            "instructions": snapshot.instructions,
+            "tools": tools,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    match &snapshot.instructions {
+        Some(text) => println!("instructions of {server}:\n{text}\n"),
+        None => println!("{server} gives no instructions\n"),
+    }
+    println!("{} tools:", tools.len());
+    for tool in &tools {
+        println!("\n{}", tool.full_name);
+        if let Some(description) = &tool.description {
+            println!("  {description}");
+        }
+        println!("  input: {}", Value::Object((*tool.input_schema).clone()));
+    }
+    Ok(())
+}
+
+async fn call(server: &str, tool: &str, arguments: Option<&str>, common: Common) -> Result<()> {
+    let arguments = parse_arguments(arguments)?;
+    let manager = connected(server, &common).await?;
+    let result = call_connected(&manager, server, tool, arguments).await;
+    manager.cleanup().await;
+    let result = result?;
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        println!("{}", result_text(&result));
+    }
+    if result.is_error == Some(true) {
+        bail!(
+            "tool \"{tool}\" of \"{server}\" returned an error: {}",
+            result_text(&result)
+        );
+    }
+    Ok(())
+}
+
+async fn call_connected(
+    manager: &McpManager,
+    server: &str,
+    tool: &str,
+    arguments: Option<Map<String, Value>>,
+) -> Result<wave_mcp_manager::CallToolResult> {
+    let tools = server_tools(manager, server);
+    let Some(found) = tools.iter().find(|t| t.name == tool || t.full_name == tool) else {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        bail!(
+            "server \"{server}\" has no tool \"{tool}\" (it has: {})",
+            names.join(", ")
+        );
+    };
+    Ok(manager.call_tool(&found.full_name, arguments).await?)
+}
+
+fn parse_arguments(arguments: Option<&str>) -> Result<Option<Map<String, Value>>> {
+    let Some(text) = arguments else {
+        return Ok(None);
+    };
+    match serde_json::from_str(text) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => bail!("JSON_ARGS must be a JSON object, e.g. '{{\"text\": \"hi\"}}'"),
+        Err(e) => bail!("JSON_ARGS is not valid JSON: {e}"),
+    }
+}

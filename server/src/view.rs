@@ -1,0 +1,45 @@
+//! Manager snapshots → the wire view shared by the CLI's `--json` and the sidecar.
+
+use wave_mcp_manager::{ServerSnapshot, Source, Status};
+use wave_mcp_protocol::{McpServerView, McpSource, McpStatus, McpToolView};
+
+pub fn server_view(server: &ServerSnapshot) -> McpServerView {
+    McpServerView {
+        name: server.name.clone(),
+        source: match server.source {
+            Source::User => McpSource::User,
+            Source::Project => McpSource::Project,
+            Source::Plugin => McpSource::Plugin,
+            Source::Constructor => McpSource::Constructor,
+        },
+        transport: server.transport.clone(),
+        command: server.command.clone(),
+        args: server.args.clone(),
+        url: server.url.clone(),
+        status: match server.status {
+            Status::Connected => McpStatus::Connected,
+            Status::Connecting => McpStatus::Connecting,
+            Status::Reconnecting => McpStatus::Reconnecting,
+            Status::Error => McpStatus::Error,
+            Status::Disconnected => McpStatus::Disconnected,
+        },
+        error: server.error.clone(),
+        tool_count: server.tools.len(),
+        tools: server
+            .tools
+            .iter()
+            .map(|t| McpToolView {
+                name: t.name.clone(),
+                full_name: t.full_name.clone(),
+                description: t.description.clone(),
+            })
+            .collect(),
+        tools_from_cache: server.tools_from_cache,
+        last_connected_at: server.last_connected_at.map(|t| t.to_rfc3339()),
+        config_path: server
+            .config_path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+        read_only: server.source.is_read_only(),
+    }
+}
