@@ -1,0 +1,201 @@
+//! Tool naming, routing, schema cleaning, results and instructions (TOOL-*, INS-1), over stdio
+//! and Streamable HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+use wave_mcp_manager::{Error, Status, names, result_text};
+
+use super::support::*;
+
+/// Our test server in Streamable HTTP mode on 127.0.0.1, killed when dropped.
+pub struct HttpServer {
+    child: Child,
+    pub url: String,
+}
+
+impl HttpServer {
+    pub fn start(args: &[&str]) -> HttpServer {
+        let mut child = Command::new(test_server())
+            .args(["--transport", "http", "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the http test server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        HttpServer { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn args(value: Value) -> Option<serde_json::Map<String, Value>> {
+    value.as_object().cloned()
+}
+
+// TOOL-6, TOOL-9: the same tool name on two servers is routed by full name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_9_same_tool_name_on_two_servers_routes_by_full_name() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({
+        "a": sandbox.server_with_pids("a", &[]),
+        "b": sandbox.server_with_pids("b", &[]),
+    }));
+    let manager = sandbox.manager();
+    manager.start_turn_dials().unwrap().settled().await;
+    let pid_a = read_pids(&sandbox.pid_file("a"))[0];
+    let pid_b = read_pids(&sandbox.pid_file("b"))[0];
+    let full_names: Vec<String> = manager.tools().into_iter().map(|t| t.full_name).collect();
+    assert!(full_names.contains(&"mcp__a__pid".to_string()));
+    assert!(full_names.contains(&"mcp__b__pid".to_string()));
+    let unique: std::collections::HashSet<_> = full_names.iter().collect();
+    assert_eq!(unique.len(), full_names.len(), "full names clash");
+    for (full, pid) in [("mcp__a__pid", pid_a), ("mcp__b__pid", pid_b)] {
+        let result = manager.call_tool(full, None).await.unwrap();
+        assert_eq!(result_text(&result), pid.to_string(), "{full}");
+    }
+    assert_eq!(
+        manager.call_tool("pid", None).await.unwrap_err(),
+        Error::UnknownTool("pid".into()),
+        "a bare tool name never routes"
+    );
+    manager.cleanup().await;
+}
+
+// TOOL-5: `$schema`, `exclusiveMinimum`, `exclusiveMaximum` are gone at every depth.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_5_schemas_are_cleaned_at_every_depth() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "s": sandbox.server(&["--tools", "schema"]) }));
+    let manager = sandbox.manager();
+    manager.connect("s").await.unwrap();
+    let tools = manager.tools();
+    assert_eq!(tools.len(), 1);
+    let schema = serde_json::to_string(&*tools[0].input_schema).unwrap();
+    for key in ["$schema", "exclusiveMinimum", "exclusiveMaximum"] {
+        assert!(!schema.contains(key), "{key} left in {schema}");
+    }
+    assert!(schema.contains("\"properties\""), "{schema}");
+    manager.cleanup().await;
+}
+
+// TOOL-1: names are capped at 64 characters and the capped name still routes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_1_long_names_are_capped_and_still_callable() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "my.server": sandbox.server(&[]) }));
+    let manager = sandbox.manager();
+    manager.connect("my.server").await.unwrap();
+    let tools = manager.tools();
+    assert!(tools.iter().all(|t| t.full_name.len() <= names::MAX_TOOL_NAME_LEN));
+    assert!(tools.iter().all(|t| t.full_name.starts_with("mcp__my_server__")));
+    let long = tools
+        .iter()
+        .find(|t| t.name.starts_with("this_is_a_deliberately"))
+        .unwrap();
+    assert_eq!(long.full_name.len(), names::MAX_TOOL_NAME_LEN);
+    let result = manager.call_tool(&long.full_name, None).await.unwrap();
+    assert_eq!(result_text(&result), "long");
+    manager.cleanup().await;
+}
+
+// TOOL-8: text, image and resource parts are kept; a failing tool is an error result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_8_results_keep_every_content_kind() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "s": sandbox.server(&[]) }));
+    let manager = sandbox.manager();
+    manager.connect("s").await.unwrap();
+    let mixed = manager.call_tool("mcp__s__mixed", None).await.unwrap();
+    assert_eq!(
+        result_text(&mixed),
+        "first line\n[Image: image/png]\n[Resource: file:///tmp/wave-test.txt]\nsecond line"
+    );
+    let failed = manager.call_tool("mcp__s__fail", None).await.unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    assert_eq!(result_text(&failed), "this tool always fails");
+    let sum = manager
+        .call_tool("mcp__s__add", args(json!({"a": 2, "b": 40})))
+        .await
+        .unwrap();
+    assert_eq!(result_text(&sum), "42");
+    manager.cleanup().await;
+}
+
+// INS-1: multi-line instructions are kept verbatim per server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ins_1_instructions_are_kept_verbatim() {
+    let sandbox = Sandbox::new();
+    let text = "Line one.\n  Indented line two.\n\nLine four after a blank.";
+    sandbox.write_project(json!({
+        "with": sandbox.server(&["--instructions", text]),
+        "without": sandbox.server(&[]),
+    }));
+    let manager = sandbox.manager();
+    manager.start_turn_dials().unwrap().settled().await;
+    assert_eq!(server(&manager, "with").instructions.as_deref(), Some(text));
+    assert_eq!(server(&manager, "without").instructions, None);
+    manager.cleanup().await;
+    assert_eq!(server(&manager, "with").instructions, None, "gone with the connection");
+}
+
+// CFG-5, SEC-1: Streamable HTTP with a configured header whose value comes from the environment;
+// without the header the server refuses and the status is `error` (no SSE fallback, CFG-7).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_transport_sends_configured_headers() {
+    let http = HttpServer::start(&["--require-header", "X-Api-Key:s3cret-value", "--name", "remote"]);
+    let sandbox = Sandbox::new();
+    let var = format!("WAVE_TEST_API_KEY_{}", std::process::id());
+    // SAFETY: the variable name is unique to this test process and test.
+    unsafe { std::env::set_var(&var, "s3cret-value") };
+    sandbox.write_project(json!({
+        "remote": { "type": "http", "url": http.url, "headers": { "X-Api-Key": format!("${{{var}}}") } },
+        "no-key": { "url": http.url },
+    }));
+    let manager = sandbox.manager();
+    manager.start_turn_dials().unwrap().settled().await;
+    assert_eq!(status(&manager, "remote"), Status::Connected);
+    let echoed = manager
+        .call_tool("mcp__remote__echo", args(json!({"text": "over http"})))
+        .await
+        .unwrap();
+    assert_eq!(result_text(&echoed), "over http");
+    let no_key = server(&manager, "no-key");
+    assert_eq!(no_key.status, Status::Error);
+    assert_eq!(no_key.transport, "http");
+    let snapshot = format!("{:?}", manager.snapshot());
+    assert!(!snapshot.contains("s3cret-value"), "SEC-1: the secret leaked into a snapshot");
+    manager.cleanup().await;
+}
+
+// CACHE-7: a disconnected server's tools are not callable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnected_tools_are_not_callable() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "s": sandbox.server(&[]) }));
+    let manager = sandbox.manager();
+    manager.connect("s").await.unwrap();
+    manager.disconnect("s").await.unwrap();
+    assert!(manager.tools().is_empty());
+    assert_eq!(
+        manager.call_tool("mcp__s__echo", None).await.unwrap_err(),
+        Error::UnknownTool("mcp__s__echo".into())
+    );
+    manager.cleanup().await;
+}
