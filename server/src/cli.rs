@@ -10,7 +10,11 @@ use wave_mcp_manager::{ManagerOptions, McpManager, McpTool, ServerSnapshot, resu
 use crate::view::server_view;
 
 #[derive(Parser)]
-#[command(name = "wave-mcp", version, about = "MCP servers of a coding agent: list, inspect, call")]
+#[command(
+    name = "wave-mcp",
+    version,
+    about = "MCP servers of a coding agent: list, inspect, call"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -117,7 +121,10 @@ fn print_server(server: &ServerSnapshot) {
             .map(|a| display_arg(a))
             .collect::<Vec<_>>()
             .join(" ");
-        println!("  command: {command}{}{args}", if args.is_empty() { "" } else { " " });
+        println!(
+            "  command: {command}{}{args}",
+            if args.is_empty() { "" } else { " " }
+        );
     }
     if let Some(url) = &server.url {
         println!("  url:     {url}");

@@ -270,7 +270,9 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         tool_timeout: opt_millis(obj, "toolTimeoutMs", at)?,
     };
     if config.command.is_none() && config.url.is_none() {
-        return Err(format!("{at}: needs either `command` (stdio) or `url` (http, sse)"));
+        return Err(format!(
+            "{at}: needs either `command` (stdio) or `url` (http, sse)"
+        ));
     }
     Ok(config)
 }
@@ -323,7 +325,9 @@ fn opt_millis(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<Du
         Some(Value::Number(n)) if n.as_u64().is_some_and(|ms| ms > 0) => {
             Ok(n.as_u64().map(Duration::from_millis))
         }
-        Some(_) => Err(format!("{at}.{key}: expected a positive number of milliseconds")),
+        Some(_) => Err(format!(
+            "{at}.{key}: expected a positive number of milliseconds"
+        )),
     }
 }
 
@@ -374,14 +378,16 @@ pub fn resolve(
         _ => lookup(name),
     };
     let at = format!("mcpServers.{}", entry.name);
-    let field = |value: &str, key: &str| {
-        expand(value, &vars).map_err(|e| format!("{at}.{key}: {e}"))
-    };
-    let kind = config.kind.as_deref().unwrap_or(if config.command.is_some() {
-        "stdio"
-    } else {
-        "http"
-    });
+    let field =
+        |value: &str, key: &str| expand(value, &vars).map_err(|e| format!("{at}.{key}: {e}"));
+    let kind = config
+        .kind
+        .as_deref()
+        .unwrap_or(if config.command.is_some() {
+            "stdio"
+        } else {
+            "http"
+        });
     match kind {
         "stdio" => {
             let Some(command) = &config.command else {
@@ -454,10 +460,8 @@ pub fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<St
             Some((name, default)) => (name, Some(default)),
             None => (inner, None),
         };
-        let valid_name = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let valid_name =
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid_name {
             return Err(format!("invalid variable reference `${{{inner}}}`"));
         }
@@ -485,7 +489,12 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        }
     }
 
     #[test]
@@ -509,7 +518,11 @@ mod tests {
             "mcpServers.s.args[1]: expected a string"
         );
         let v = serde_json::json!({"type": "stdio"});
-        assert!(parse_server(&v, "mcpServers.s").unwrap_err().contains("needs either"));
+        assert!(
+            parse_server(&v, "mcpServers.s")
+                .unwrap_err()
+                .contains("needs either")
+        );
         let v = serde_json::json!({"url": "http://x", "headers": {"A": 2}});
         assert_eq!(
             parse_server(&v, "mcpServers.s").unwrap_err(),
@@ -522,7 +535,11 @@ mod tests {
         let err = parse_file("{\n  \"mcpServers\": {,\n}").unwrap_err();
         assert!(err.contains("line 2"), "{err}");
         assert!(parse_file("[]").unwrap_err().contains("top level"));
-        assert!(parse_file("{\"mcpServers\": []}").unwrap_err().contains("object"));
+        assert!(
+            parse_file("{\"mcpServers\": []}")
+                .unwrap_err()
+                .contains("object")
+        );
         assert!(parse_file("{}").unwrap().is_empty());
     }
 
@@ -569,13 +586,19 @@ mod tests {
             &lookup,
         )
         .unwrap_err();
-        assert!(err.contains("unknown transport type \"websocket\""), "{err}");
+        assert!(
+            err.contains("unknown transport type \"websocket\""),
+            "{err}"
+        );
         let err = resolve(
             &entry(serde_json::json!({"command": "x", "env": {"K": "${NOPE}"}})),
             Path::new("/work"),
             &lookup,
         )
         .unwrap_err();
-        assert!(err.starts_with("mcpServers.s.env.K: environment variable NOPE"), "{err}");
+        assert!(
+            err.starts_with("mcpServers.s.env.K: environment variable NOPE"),
+            "{err}"
+        );
     }
 }

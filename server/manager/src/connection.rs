@@ -119,11 +119,17 @@ pub(crate) async fn dial(
                 exited: None,
             })
         }
-        Transport::Sse { .. } => Err("the legacy sse transport is not available in this build yet".into()),
+        Transport::Sse { .. } => {
+            Err("the legacy sse transport is not available in this build yet".into())
+        }
     }
 }
 
-type Started = (RunningService<RoleClient, Client>, Option<String>, Vec<Tool>);
+type Started = (
+    RunningService<RoleClient, Client>,
+    Option<String>,
+    Vec<Tool>,
+);
 
 async fn finish_dial<T, E, A>(client: Client, transport: T) -> Result<Started, String>
 where
@@ -146,7 +152,10 @@ where
 }
 
 fn timed_out(timeout: Duration) -> String {
-    format!("timed out after {} ms waiting for the server to initialize", timeout.as_millis())
+    format!(
+        "timed out after {} ms waiting for the server to initialize",
+        timeout.as_millis()
+    )
 }
 
 /// Appends the last stderr lines, the most useful part of a failure report.
@@ -182,12 +191,20 @@ impl Connection {
 
     /// Ends the session (closing stdin) and tears down the process tree. Safe to call twice.
     pub async fn close(&self, grace: Duration) {
-        let service = self.service.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if let Some(service) = service {
             // A server that stopped reading could block the close: the kill below still ends it.
             let _ = tokio::time::timeout(grace.max(CLOSE_MIN), service.cancel()).await;
         }
-        let process = self.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let process = self
+            .process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if let Some(process) = process {
             process.terminate(grace).await;
         }

@@ -21,12 +21,12 @@ use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::Error;
 use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
 use crate::config::{self, ConfigProblem, ServerEntry, Source};
 use crate::connection::{self, Connection, Dialed};
 use crate::names;
 use crate::process::UnexpectedExit;
-use crate::Error;
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -47,7 +47,12 @@ impl StderrTail {
     pub fn last(&self, n: usize) -> String {
         let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let skip = lines.len().saturating_sub(n);
-        lines.iter().skip(skip).cloned().collect::<Vec<_>>().join("\n")
+        lines
+            .iter()
+            .skip(skip)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -209,7 +214,9 @@ async fn terminate_tree(child: &mut Child, pid: u32, grace: Duration) {
     use nix::sys::signal::Signal;
     signal_group(pid, Signal::SIGTERM);
     let deadline = tokio::time::Instant::now() + grace;
-    let exited_in_grace = tokio::time::timeout_at(deadline, child.wait()).await.is_ok();
+    let exited_in_grace = tokio::time::timeout_at(deadline, child.wait())
+        .await
+        .is_ok();
     if exited_in_grace {
         // Descendants may still be shutting down; give them the rest of the grace period.
         while group_alive(pid) && tokio::time::Instant::now() < deadline {

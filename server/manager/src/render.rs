@@ -12,10 +12,8 @@ pub fn result_text(result: &CallToolResult) -> String {
         .filter_map(|block| serde_json::to_value(block).ok())
         .map(|block| content_text(&block))
         .collect();
-    if parts.is_empty() {
-        if let Some(structured) = &result.structured_content {
-            return structured.to_string();
-        }
+    if let (true, Some(structured)) = (parts.is_empty(), &result.structured_content) {
+        return structured.to_string();
     }
     parts.join("\n")
 }

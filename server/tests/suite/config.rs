@@ -22,10 +22,16 @@ async fn cfg_2_precedence_constructor_over_project_over_user_over_plugin() {
         let s = server(&manager, name);
         (s.source, s.args[0].clone())
     };
-    assert_eq!(source_and_arg("all"), (Source::Constructor, "constructor".into()));
+    assert_eq!(
+        source_and_arg("all"),
+        (Source::Constructor, "constructor".into())
+    );
     assert_eq!(source_and_arg("up"), (Source::Project, "project".into()));
     assert_eq!(source_and_arg("pu"), (Source::User, "user".into()));
-    assert_eq!(source_and_arg("only-plugin"), (Source::Plugin, "plugin".into()));
+    assert_eq!(
+        source_and_arg("only-plugin"),
+        (Source::Plugin, "plugin".into())
+    );
     assert_eq!(manager.snapshot().servers.len(), 4);
     assert!(manager.config_problems().is_empty());
     let user = server(&manager, "pu");
@@ -51,8 +57,11 @@ fn cfg_3_missing_files_are_normal() {
 async fn cfg_4_malformed_file_is_named_and_skipped() {
     let sandbox = Sandbox::new();
     let project = sandbox.workdir.join(".mcp.json");
-    std::fs::write(&project, "{\n  \"mcpServers\": {\n    \"x\": { \"command\": \"a\", }\n  }\n}")
-        .unwrap();
+    std::fs::write(
+        &project,
+        "{\n  \"mcpServers\": {\n    \"x\": { \"command\": \"a\", }\n  }\n}",
+    )
+    .unwrap();
     sandbox.write_user(json!({ "fine": sandbox.server(&[]) }));
     let manager = sandbox.manager();
     let problems = manager.config_problems();
@@ -61,12 +70,21 @@ async fn cfg_4_malformed_file_is_named_and_skipped() {
     let message = problems[0].to_string();
     assert!(message.contains(".mcp.json"), "{message}");
     assert!(message.contains("line 3"), "{message}");
-    let names: Vec<_> = manager.snapshot().servers.iter().map(|s| s.name.clone()).collect();
+    let names: Vec<_> = manager
+        .snapshot()
+        .servers
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
     assert_eq!(names, ["fine"]);
     manager.connect("fine").await.unwrap();
     manager.cleanup().await;
     // Nothing rewrote the user's broken file.
-    assert!(std::fs::read_to_string(&project).unwrap().contains("\"a\", }"));
+    assert!(
+        std::fs::read_to_string(&project)
+            .unwrap()
+            .contains("\"a\", }")
+    );
 }
 
 // A wrong-typed field is listed as `error` naming the file and field; siblings are unaffected.
@@ -81,7 +99,10 @@ async fn wrong_typed_entry_is_an_error_naming_file_and_field() {
     let typo = server(&manager, "typo");
     assert_eq!(typo.status, Status::Error);
     let reason = typo.error.unwrap();
-    assert!(reason.contains(".mcp.json: mcpServers.typo.args"), "{reason}");
+    assert!(
+        reason.contains(".mcp.json: mcpServers.typo.args"),
+        "{reason}"
+    );
     let pending = manager.start_turn_dials().unwrap();
     assert_eq!(pending.len(), 1, "only the readable entry is dialed");
     pending.settled().await;
@@ -99,7 +120,10 @@ async fn cfg_6_unknown_type_is_an_error_at_connect_time() {
     assert_eq!(ws.status, Status::Disconnected);
     assert_eq!(ws.transport, "websocket");
     let err = manager.connect("ws").await.unwrap_err().to_string();
-    assert!(err.contains("unknown transport type \"websocket\""), "{err}");
+    assert!(
+        err.contains("unknown transport type \"websocket\""),
+        "{err}"
+    );
     let ws = server(&manager, "ws");
     assert_eq!(ws.status, Status::Error);
     assert!(ws.error.unwrap().contains("websocket"));
@@ -117,7 +141,10 @@ async fn env_expansion_reaches_the_process_and_lists_show_it_unexpanded() {
     let text = format!("a=${{{var}}} b=${{WAVE_TEST_SURELY_UNSET:-fallback}}");
     sandbox.write_project(json!({ "s": sandbox.server(&["--instructions", &text]) }));
     let manager = sandbox.manager();
-    assert!(server(&manager, "s").args.contains(&text), "SEC-1: shown as written");
+    assert!(
+        server(&manager, "s").args.contains(&text),
+        "SEC-1: shown as written"
+    );
     manager.connect("s").await.unwrap();
     let s = server(&manager, "s");
     assert_eq!(s.instructions.as_deref(), Some("a=from-env b=fallback"));
@@ -165,7 +192,10 @@ async fn plugin_root_expands_to_the_plugin_directory() {
     let manager = sandbox.manager();
     let acme = server(&manager, "acme");
     assert_eq!(acme.source, Source::Plugin);
-    assert_eq!(acme.command.as_deref(), Some("${WAVE_PLUGIN_ROOT}/bin/server"));
+    assert_eq!(
+        acme.command.as_deref(),
+        Some("${WAVE_PLUGIN_ROOT}/bin/server")
+    );
     manager.connect("acme").await.unwrap();
     let expected = format!("root={}", root.display());
     assert_eq!(server(&manager, "acme").instructions, Some(expected));

@@ -24,7 +24,12 @@ async fn lazy_1_cfg_8_creation_spawns_nothing_and_lists_all_disconnected() {
     let mut names: Vec<_> = snapshot.servers.iter().map(|s| s.name.as_str()).collect();
     names.sort();
     assert_eq!(names, ["c1", "p1", "p2", "u1", "u2"]);
-    assert!(snapshot.servers.iter().all(|s| s.status == Status::Disconnected));
+    assert!(
+        snapshot
+            .servers
+            .iter()
+            .all(|s| s.status == Status::Disconnected)
+    );
     // Give a wrongly eager implementation time to spawn, then look at /proc.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
@@ -51,12 +56,18 @@ async fn lazy_2_turn_start_dials_all_servers_concurrently() {
     pending.settled().await;
     let snapshot = manager.snapshot();
     assert!(
-        snapshot.servers.iter().all(|s| s.status == Status::Connected),
+        snapshot
+            .servers
+            .iter()
+            .all(|s| s.status == Status::Connected),
         "{snapshot:#?}"
     );
     // Overlap, not wall time: every server began initializing before any finished.
     let events = sandbox.events();
-    let first_end = events.iter().position(|l| l.starts_with("init-end")).unwrap();
+    let first_end = events
+        .iter()
+        .position(|l| l.starts_with("init-end"))
+        .unwrap();
     let begins_before = events[..first_end]
         .iter()
         .filter(|l| l.starts_with("init-begin"))
@@ -82,15 +93,26 @@ async fn lazy_4_failed_dial_is_not_retried_until_explicit_connect() {
     let bad = server(&manager, "bad");
     assert_eq!(bad.status, Status::Error);
     let reason = bad.error.unwrap();
-    assert!(reason.contains("initialize refused by test server"), "{reason}");
+    assert!(
+        reason.contains("initialize refused by test server"),
+        "{reason}"
+    );
     assert_eq!(sandbox.count_events("start"), 1);
     for _ in 0..3 {
         assert!(manager.start_turn_dials().is_none());
     }
-    assert_eq!(sandbox.count_events("start"), 1, "a later turn re-spawned it");
+    assert_eq!(
+        sandbox.count_events("start"),
+        1,
+        "a later turn re-spawned it"
+    );
     let err = manager.connect("bad").await.unwrap_err();
     assert!(matches!(err, Error::Connect { .. }), "{err}");
-    assert_eq!(sandbox.count_events("start"), 2, "explicit connect must spawn");
+    assert_eq!(
+        sandbox.count_events("start"),
+        2,
+        "explicit connect must spawn"
+    );
     manager.cleanup().await;
 }
 
@@ -206,7 +228,10 @@ async fn life_3_external_kill_is_error_and_life_7_reconnect_stays_connected() {
     assert!(reason.contains("exited unexpectedly"), "{reason}");
     assert!(reason.contains("signal: 9"), "{reason}");
     assert!(reason.contains("banner-before-death"), "{reason}");
-    assert!(manager.tools().is_empty(), "a dead server's tools stay callable");
+    assert!(
+        manager.tools().is_empty(),
+        "a dead server's tools stay callable"
+    );
 
     std::fs::remove_file(sandbox.pid_file("s")).unwrap();
     manager.connect("s").await.unwrap();
@@ -228,14 +253,22 @@ async fn life_7_abandoned_dial_never_touches_the_new_connection() {
     sandbox.write_project(json!({ "s": sandbox.server(&["--slow-initialize-ms", "800"]) }));
     let manager = sandbox.manager();
     let first = manager.start_turn_dials().unwrap();
-    assert!(eventually(Duration::from_secs(10), || sandbox.count_events("start") == 1).await);
+    assert!(
+        eventually(Duration::from_secs(10), || sandbox.count_events("start")
+            == 1)
+        .await
+    );
     manager.disconnect("s").await.unwrap();
     manager.connect("s").await.unwrap();
     first.settled().await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(status(&manager, "s"), Status::Connected);
     assert_eq!(sandbox.live_processes().len(), 1);
-    manager.call_tool("mcp__s__echo", Some(json!({"text": "x"}).as_object().unwrap().clone()))
+    manager
+        .call_tool(
+            "mcp__s__echo",
+            Some(json!({"text": "x"}).as_object().unwrap().clone()),
+        )
         .await
         .unwrap();
     manager.cleanup().await;
@@ -288,7 +321,10 @@ async fn tool_call_timeout_is_a_clear_error() {
     let manager = sandbox.manager();
     manager.connect("s").await.unwrap();
     let args = json!({"ms": 3000}).as_object().unwrap().clone();
-    let err = manager.call_tool("mcp__s__slow", Some(args)).await.unwrap_err();
+    let err = manager
+        .call_tool("mcp__s__slow", Some(args))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "tool \"slow\" of MCP server \"s\" timed out after 200 ms"

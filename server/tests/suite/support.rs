@@ -53,7 +53,10 @@ impl Sandbox {
     /// A stdio entry for our test server with `args`, marked with this sandbox's path.
     pub fn server(&self, args: &[&str]) -> Value {
         let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        all.extend(["--event-log".into(), self.events_path().display().to_string()]);
+        all.extend([
+            "--event-log".into(),
+            self.events_path().display().to_string(),
+        ]);
         json!({ "command": test_server(), "args": all })
     }
 
@@ -142,7 +145,9 @@ pub fn alive(pid: u32) -> bool {
         return false;
     };
     // The state follows the parenthesised command name.
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
     !matches!(state, Some("Z") | Some("X") | None)
 }
 
@@ -192,7 +197,7 @@ pub async fn assert_all_dead(pids: &[u32]) {
     assert!(gone, "processes still alive: {survivors:?}");
 }
 
-pub fn server<'a>(manager: &McpManager, name: &str) -> ServerSnapshot {
+pub fn server(manager: &McpManager, name: &str) -> ServerSnapshot {
     manager
         .snapshot()
         .servers

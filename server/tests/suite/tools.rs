@@ -103,8 +103,16 @@ async fn tool_1_long_names_are_capped_and_still_callable() {
     let manager = sandbox.manager();
     manager.connect("my.server").await.unwrap();
     let tools = manager.tools();
-    assert!(tools.iter().all(|t| t.full_name.len() <= names::MAX_TOOL_NAME_LEN));
-    assert!(tools.iter().all(|t| t.full_name.starts_with("mcp__my_server__")));
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.full_name.len() <= names::MAX_TOOL_NAME_LEN)
+    );
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.full_name.starts_with("mcp__my_server__"))
+    );
     let long = tools
         .iter()
         .find(|t| t.name.starts_with("this_is_a_deliberately"))
@@ -152,14 +160,23 @@ async fn ins_1_instructions_are_kept_verbatim() {
     assert_eq!(server(&manager, "with").instructions.as_deref(), Some(text));
     assert_eq!(server(&manager, "without").instructions, None);
     manager.cleanup().await;
-    assert_eq!(server(&manager, "with").instructions, None, "gone with the connection");
+    assert_eq!(
+        server(&manager, "with").instructions,
+        None,
+        "gone with the connection"
+    );
 }
 
 // CFG-5, SEC-1: Streamable HTTP with a configured header whose value comes from the environment;
 // without the header the server refuses and the status is `error` (no SSE fallback, CFG-7).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_transport_sends_configured_headers() {
-    let http = HttpServer::start(&["--require-header", "X-Api-Key:s3cret-value", "--name", "remote"]);
+    let http = HttpServer::start(&[
+        "--require-header",
+        "X-Api-Key:s3cret-value",
+        "--name",
+        "remote",
+    ]);
     let sandbox = Sandbox::new();
     let var = format!("WAVE_TEST_API_KEY_{}", std::process::id());
     // SAFETY: the variable name is unique to this test process and test.
@@ -180,7 +197,10 @@ async fn http_transport_sends_configured_headers() {
     assert_eq!(no_key.status, Status::Error);
     assert_eq!(no_key.transport, "http");
     let snapshot = format!("{:?}", manager.snapshot());
-    assert!(!snapshot.contains("s3cret-value"), "SEC-1: the secret leaked into a snapshot");
+    assert!(
+        !snapshot.contains("s3cret-value"),
+        "SEC-1: the secret leaked into a snapshot"
+    );
     manager.cleanup().await;
 }
 
