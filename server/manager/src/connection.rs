@@ -55,6 +55,8 @@ pub(crate) struct Dialed {
     pub tools: Vec<Tool>,
     /// Fires if a stdio server's process ends without being asked to.
     pub exited: Option<oneshot::Receiver<UnexpectedExit>>,
+    /// Fires with a reason if an sse stream ends without a local close.
+    pub dropped: Option<oneshot::Receiver<String>>,
 }
 
 /// Dials, initializes and lists tools, all within `timeout`. On any failure everything started
@@ -97,6 +99,7 @@ pub(crate) async fn dial(
                 instructions,
                 tools,
                 exited,
+                dropped: None,
             })
         }
         Transport::Http { url, headers } => {
@@ -117,6 +120,7 @@ pub(crate) async fn dial(
                 instructions,
                 tools,
                 exited: None,
+                dropped: None,
             })
         }
         Transport::Sse { .. } => {

@@ -15,7 +15,8 @@ pub use config::{ConfigProblem, Source};
 pub use error::Error;
 pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
-    McpManager, McpTool, PendingDials, ServerSnapshot, Snapshot, Status, Timeouts, ToolSummary,
+    McpManager, McpTool, PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts,
+    ToolSummary,
 };
 pub use render::result_text;
 pub use rmcp::model::{CallToolResult, ContentBlock};

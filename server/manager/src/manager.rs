@@ -17,7 +17,7 @@ use futures::future::{BoxFuture, Shared};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -26,7 +26,6 @@ use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
 use crate::config::{self, ConfigProblem, ServerEntry, Source};
 use crate::connection::{self, Connection, Dialed};
 use crate::names;
-use crate::process::UnexpectedExit;
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -55,6 +54,35 @@ impl Default for Timeouts {
     }
 }
 
+/// How a dropped sse stream is re-dialed (LIFE-4): `initial_delay` doubling up to `max_delay`,
+/// at most `attempts` tries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    pub initial_delay: Duration,
+    pub max_delay: Duration,
+    pub attempts: u32,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            initial_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            attempts: 5,
+        }
+    }
+}
+
+impl ReconnectPolicy {
+    /// The wait before attempt `n` (0-based).
+    pub fn delay(&self, n: u32) -> Duration {
+        let factor = 2u32.saturating_pow(n);
+        self.initial_delay
+            .saturating_mul(factor)
+            .min(self.max_delay)
+    }
+}
+
 /// What a manager is created from.
 #[derive(Debug, Clone, Default)]
 pub struct ManagerOptions {
@@ -65,6 +93,7 @@ pub struct ManagerOptions {
     /// Constructor-level `mcpServers` (highest precedence, CFG-2).
     pub servers: Map<String, Value>,
     pub timeouts: Timeouts,
+    pub reconnect: ReconnectPolicy,
 }
 
 /// A server's connection state (LIFE-1).
@@ -127,8 +156,10 @@ pub struct ServerSnapshot {
     /// The tools come from the snapshot cache, not from a live connection (CACHE-2).
     pub tools_from_cache: bool,
     pub last_connected_at: Option<DateTime<Utc>>,
-    /// The `instructions` of the live connection (INS-1).
+    /// The `instructions` of the live connection, kept while reconnecting (INS-1, INS-2).
     pub instructions: Option<String>,
+    /// Identifies the live connection: a new connection (reconnect included) gets a new id.
+    pub connection_id: Option<u64>,
 }
 
 /// Every server of a manager at one moment. `version` grows with every change.
@@ -170,6 +201,7 @@ struct SharedState {
     workdir: PathBuf,
     cache_path: PathBuf,
     timeouts: Timeouts,
+    reconnect: ReconnectPolicy,
     problems: Vec<ConfigProblem>,
     state: Mutex<State>,
     /// The latest snapshot.
@@ -198,7 +230,15 @@ struct Slot {
     /// Disconnected by the user; sticky until an explicit connect (LAZY-6).
     user_disconnected: bool,
     live: Option<Live>,
+    /// While `reconnecting`: the dropped connection's tools and instructions (TOOL-7, INS-2).
+    retained: Option<Retained>,
     dial: Option<InFlight>,
+}
+
+struct Retained {
+    tools: Vec<McpTool>,
+    instructions: Option<String>,
+    connected_at: DateTime<Utc>,
 }
 
 struct Live {
@@ -245,6 +285,7 @@ impl McpManager {
                 workdir: options.workdir,
                 cache_path,
                 timeouts: options.timeouts,
+                reconnect: options.reconnect,
                 problems: loaded.problems,
                 state: Mutex::new(state),
                 latest,
@@ -358,23 +399,32 @@ impl McpManager {
         Ok(())
     }
 
-    /// Tools of live connections only (CACHE-7), in config order.
+    /// Tools of live connections, and of connections being re-established (TOOL-7), in config
+    /// order. Never tools from the cache (CACHE-7).
     pub fn tools(&self) -> Vec<McpTool> {
         let state = self.shared.lock();
         state
             .slots
             .iter()
-            .filter_map(|slot| slot.live.as_ref())
-            .flat_map(|live| live.tools.iter().cloned())
+            .flat_map(|slot| slot.current_tools().iter().cloned())
             .collect()
     }
 
     /// Calls a tool by its full name (TOOL-3, TOOL-6); the server is found by that name alone.
+    /// A call to a server that is `reconnecting` waits for the reconnect, bounded by the call
+    /// timeout, and fails with [`Error::Reconnecting`] if it does not come back (TOOL-7).
     pub async fn call_tool(
         &self,
         full_name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, Error> {
+        if let Some((server, tool, reconnect, timeout)) = self.reconnecting_route(full_name) {
+            if tokio::time::timeout(timeout, reconnect).await.is_err()
+                || self.reconnecting_route(full_name).is_some()
+            {
+                return Err(Error::Reconnecting { server, tool });
+            }
+        }
         let (peer, server, tool, timeout) = {
             let state = self.shared.lock();
             if state.destroyed {
@@ -388,13 +438,7 @@ impl McpManager {
             let Some((slot, live, tool)) = found else {
                 return Err(Error::UnknownTool(full_name.to_string()));
             };
-            let timeout = slot
-                .entry
-                .config
-                .as_ref()
-                .ok()
-                .and_then(|c| c.tool_timeout)
-                .unwrap_or(self.shared.timeouts.tool_call);
+            let timeout = self.shared.tool_timeout_for(&slot.entry);
             (
                 live.connection.peer.clone(),
                 slot.entry.name.clone(),
@@ -419,6 +463,22 @@ impl McpManager {
                 millis: timeout.as_millis(),
             }),
         }
+    }
+
+    /// For a tool of a `reconnecting` server: its names, the reconnect to wait for, the timeout.
+    fn reconnecting_route(&self, full_name: &str) -> Option<(String, String, DialDone, Duration)> {
+        let state = self.shared.lock();
+        state.slots.iter().find_map(|slot| {
+            let retained = slot.retained.as_ref()?;
+            let tool = retained.tools.iter().find(|t| t.full_name == full_name)?;
+            let reconnect = slot.dial.as_ref()?.done.clone();
+            Some((
+                slot.entry.name.clone(),
+                tool.name.clone(),
+                reconnect,
+                self.shared.tool_timeout_for(&slot.entry),
+            ))
+        })
     }
 
     /// Disconnects everything, cancels dials in flight (their results are closed as they
@@ -481,7 +541,16 @@ impl Slot {
             dialed: false,
             user_disconnected: false,
             live: None,
+            retained: None,
             dial: None,
+        }
+    }
+
+    fn current_tools(&self) -> &[McpTool] {
+        match (&self.live, &self.retained) {
+            (Some(live), _) => &live.tools,
+            (None, Some(retained)) => &retained.tools,
+            (None, None) => &[],
         }
     }
 
@@ -497,6 +566,7 @@ impl Slot {
         self.generation += 1;
         self.status = status;
         self.error = None;
+        self.retained = None;
         let dial = self.dial.take();
         if let Some(dial) = &dial {
             dial.cancel.cancel();
@@ -506,13 +576,21 @@ impl Slot {
 
     fn snapshot(&self, cache: &CacheFile) -> ServerSnapshot {
         let config = self.entry.config.as_ref().ok();
-        let cached = match (&self.live, &self.fingerprint) {
-            (None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
+        let cached = match (&self.live, &self.retained, &self.fingerprint) {
+            (None, None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
             _ => None,
         };
-        let (tools, last_connected_at) = match (&self.live, cached) {
-            (Some(live), _) => (
-                live.tools
+        let current = self
+            .live
+            .as_ref()
+            .map(|l| (&l.tools, l.connected_at, &l.instructions))
+            .or_else(|| {
+                let r = self.retained.as_ref()?;
+                Some((&r.tools, r.connected_at, &r.instructions))
+            });
+        let (tools, last_connected_at) = match (current, cached) {
+            (Some((tools, connected_at, _)), _) => (
+                tools
                     .iter()
                     .map(|t| ToolSummary {
                         name: t.name.clone(),
@@ -520,7 +598,7 @@ impl Slot {
                         description: t.description.clone(),
                     })
                     .collect(),
-                Some(live.connected_at),
+                Some(connected_at),
             ),
             (None, Some(entry)) => (
                 entry
@@ -547,9 +625,10 @@ impl Slot {
             status: self.status,
             error: self.error.clone(),
             tools,
-            tools_from_cache: self.live.is_none() && cached.is_some(),
+            tools_from_cache: current.is_none() && cached.is_some(),
             last_connected_at,
-            instructions: self.live.as_ref().and_then(|l| l.instructions.clone()),
+            instructions: current.and_then(|(_, _, text)| text.clone()),
+            connection_id: self.live.as_ref().map(|_| self.generation),
         }
     }
 }
@@ -607,15 +686,25 @@ impl SharedState {
         slot.dialed = true;
         slot.status = Status::Connecting;
         slot.error = None;
+        self.start_task(state, index, run_dial)
+    }
+
+    /// Spawns a dial-like task for the slot's current generation and records it as in flight.
+    fn start_task<F, Fut>(self: &Arc<Self>, state: &mut State, index: usize, task: F) -> DialDone
+    where
+        F: FnOnce(Arc<SharedState>, ServerEntry, u64, CancellationToken) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let slot = &mut state.slots[index];
         let cancel = self.root.child_token();
-        let task = self.tasks.spawn(run_dial(
+        let handle = self.tasks.spawn(task(
             self.clone(),
             slot.entry.clone(),
             slot.generation,
             cancel.clone(),
         ));
         let done = async move {
-            let _ = task.await;
+            let _ = handle.await;
         }
         .boxed()
         .shared();
@@ -634,6 +723,15 @@ impl SharedState {
         if let Some(dial) = dial {
             dial.done.await;
         }
+    }
+
+    fn tool_timeout_for(&self, entry: &ServerEntry) -> Duration {
+        entry
+            .config
+            .as_ref()
+            .ok()
+            .and_then(|c| c.tool_timeout)
+            .unwrap_or(self.timeouts.tool_call)
     }
 
     fn timeouts_for(&self, entry: &ServerEntry) -> Duration {
@@ -684,9 +782,12 @@ impl SharedState {
     }
 }
 
-/// Config paths shown to users and hosts are absolute even when given relative (EDIT-2).
+/// One spelling per directory: absolute (EDIT-2) and canonical where it exists, so `W`, `W/`
+/// and `W/.` share config paths and cache entries.
 fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> Vec<McpTool> {
@@ -710,42 +811,87 @@ fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> 
         .collect()
 }
 
+/// Resolves and dials one entry. `None` when cancelled: the dial future is dropped, which kills
+/// whatever it had spawned (LAZY-7).
+async fn dial_entry(
+    shared: &Arc<SharedState>,
+    entry: &ServerEntry,
+    generation: u64,
+    cancel: &CancellationToken,
+) -> Option<Result<Dialed, String>> {
+    let tools_changed = tools_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
+    let env = |var: &str| std::env::var(var).ok();
+    let transport = match config::resolve(entry, &shared.workdir, &env) {
+        Ok(transport) => transport,
+        Err(reason) => return Some(Err(reason)),
+    };
+    let timeout = shared.timeouts_for(entry);
+    tokio::select! {
+        _ = cancel.cancelled() => None,
+        result = connection::dial(transport, tools_changed, timeout) => Some(result),
+    }
+}
+
 async fn run_dial(
     shared: Arc<SharedState>,
     entry: ServerEntry,
     generation: u64,
     cancel: CancellationToken,
 ) {
-    let name = entry.name.clone();
-    let timeout = shared.timeouts_for(&entry);
-    let tools_changed = tools_changed_hook(Arc::downgrade(&shared), name.clone(), generation);
-    let env = |var: &str| std::env::var(var).ok();
-    let result = match config::resolve(&entry, &shared.workdir, &env) {
-        Err(reason) => Err(reason),
-        Ok(transport) => tokio::select! {
-            // Dropping the dial future kills whatever it spawned (LAZY-7).
+    match dial_entry(&shared, &entry, generation, &cancel).await {
+        None => {}
+        Some(Ok(dialed)) => install_connection(&shared, &entry.name, generation, dialed).await,
+        Some(Err(reason)) => fail(&shared, &entry.name, generation, reason),
+    }
+}
+
+/// Re-dials a dropped sse connection with exponential backoff (LIFE-4). A user disconnect or a
+/// destroy cancels it between or during attempts, and no attempt follows (LIFE-5).
+async fn run_reconnect(
+    shared: Arc<SharedState>,
+    entry: ServerEntry,
+    generation: u64,
+    cancel: CancellationToken,
+) {
+    let policy = shared.reconnect;
+    let mut last_reason = String::from("no attempt was made");
+    for attempt in 0..policy.attempts {
+        tokio::select! {
             _ = cancel.cancelled() => return,
-            result = connection::dial(transport, tools_changed, timeout) => result,
-        },
-    };
-    match result {
-        Ok(dialed) => install_connection(&shared, &name, generation, dialed).await,
-        Err(reason) => {
-            tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
-            let mut state = shared.lock();
-            let Ok(index) = state.index_of(&name) else {
-                return;
-            };
-            if state.destroyed || state.slots[index].generation != generation {
-                return;
+            _ = tokio::time::sleep(policy.delay(attempt)) => {}
+        }
+        tracing::info!(server = %entry.name, attempt = attempt + 1, "reconnecting MCP server");
+        match dial_entry(&shared, &entry, generation, &cancel).await {
+            None => return,
+            Some(Ok(dialed)) => {
+                return install_connection(&shared, &entry.name, generation, dialed).await;
             }
-            let slot = &mut state.slots[index];
-            slot.dial = None;
-            slot.status = Status::Error;
-            slot.error = Some(reason);
-            shared.publish(&mut state);
+            Some(Err(reason)) => last_reason = reason,
         }
     }
+    let reason = format!(
+        "reconnect failed after {} attempts: {last_reason}",
+        policy.attempts
+    );
+    fail(&shared, &entry.name, generation, reason);
+}
+
+/// `error` with `reason`, if `generation` is still the slot's.
+fn fail(shared: &SharedState, name: &str, generation: u64, reason: String) {
+    tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
+    let mut state = shared.lock();
+    let Ok(index) = state.index_of(name) else {
+        return;
+    };
+    if state.destroyed || state.slots[index].generation != generation {
+        return;
+    }
+    let slot = &mut state.slots[index];
+    slot.dial = None;
+    slot.retained = None;
+    slot.status = Status::Error;
+    slot.error = Some(reason);
+    shared.publish(&mut state);
 }
 
 async fn install_connection(
@@ -759,6 +905,7 @@ async fn install_connection(
         instructions,
         tools,
         exited,
+        dropped,
     } = dialed;
     {
         let mut state = shared.lock();
@@ -767,6 +914,7 @@ async fn install_connection(
         if let (false, Some(index)) = (state.destroyed, current) {
             let slot = &mut state.slots[index];
             slot.dial = None;
+            slot.retained = None;
             slot.status = Status::Connected;
             slot.error = None;
             slot.live = Some(Live {
@@ -778,9 +926,26 @@ async fn install_connection(
             shared.install_tools(&mut state, index, tools);
             shared.publish(&mut state);
             tracing::info!(server = %name, "MCP server connected");
+            let stderr = connection.stderr().cloned();
             if let Some(exited) = exited {
-                let watcher = watch_exit(Arc::downgrade(shared), name.to_string(), generation);
-                shared.tasks.spawn(watcher(exited));
+                let reason = exited.map(move |exit| {
+                    let exit = exit.ok()?.to_string();
+                    Some(match &stderr {
+                        Some(stderr) => connection::with_stderr(exit, stderr),
+                        None => exit,
+                    })
+                });
+                let lost = Lost::Exited;
+                shared
+                    .tasks
+                    .spawn(watch_loss(shared, name, generation, lost, reason.boxed()));
+            }
+            if let Some(dropped) = dropped {
+                let reason = dropped.map(Result::ok).boxed();
+                let lost = Lost::Dropped;
+                shared
+                    .tasks
+                    .spawn(watch_loss(shared, name, generation, lost, reason));
             }
             return;
         }
@@ -790,48 +955,67 @@ async fn install_connection(
     connection.close(shared.timeouts.shutdown_grace).await;
 }
 
-/// Turns a process's unexpected exit into `error` with exit status and stderr tail (LIFE-3),
-/// if it still belongs to the current generation (LIFE-7).
-fn watch_exit(
-    shared: Weak<SharedState>,
-    name: String,
+/// How a live connection was lost without anyone asking.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// A stdio server's process ended: `error` (LIFE-3).
+    Exited,
+    /// An sse stream ended: `reconnecting`, tools and instructions kept (LIFE-4, TOOL-7).
+    Dropped,
+}
+
+/// Waits for `signal` (a reason, or `None` for a teardown we asked for) and applies the loss if
+/// it still concerns the current generation (LIFE-7).
+fn watch_loss(
+    shared: &Arc<SharedState>,
+    name: &str,
     generation: u64,
-) -> impl FnOnce(oneshot::Receiver<UnexpectedExit>) -> BoxFuture<'static, ()> {
-    move |exited| {
-        async move {
-            let Ok(exit) = exited.await else {
-                return; // torn down on purpose
-            };
-            let Some(shared) = shared.upgrade() else {
+    lost: Lost,
+    signal: BoxFuture<'static, Option<String>>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let shared = Arc::downgrade(shared);
+    let name = name.to_string();
+    async move {
+        let Some(reason) = signal.await else {
+            return;
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let live = {
+            let mut state = shared.lock();
+            let Ok(index) = state.index_of(&name) else {
                 return;
             };
-            let live = {
-                let mut state = shared.lock();
-                let Ok(index) = state.index_of(&name) else {
-                    return;
-                };
-                let slot = &mut state.slots[index];
-                if slot.generation != generation || slot.live.is_none() {
-                    return;
-                }
-                let live = slot.live.take();
-                let stderr = live.as_ref().and_then(|l| l.connection.stderr().cloned());
-                let reason = match stderr {
-                    Some(stderr) => connection::with_stderr(exit.to_string(), &stderr),
-                    None => exit.to_string(),
-                };
-                tracing::warn!(server = %name, "MCP server died: {reason}");
-                slot.generation += 1;
-                slot.status = Status::Error;
-                slot.error = Some(reason);
-                shared.publish(&mut state);
-                live
-            };
-            if let Some(live) = live {
-                live.connection.close(shared.timeouts.shutdown_grace).await;
+            if state.destroyed || state.slots[index].generation != generation {
+                return;
             }
-        }
-        .boxed()
+            let Some(live) = state.slots[index].live.take() else {
+                return;
+            };
+            tracing::warn!(server = %name, "MCP server connection lost: {reason}");
+            let slot = &mut state.slots[index];
+            slot.generation += 1;
+            match lost {
+                Lost::Exited => {
+                    slot.status = Status::Error;
+                    slot.error = Some(reason);
+                }
+                Lost::Dropped => {
+                    slot.status = Status::Reconnecting;
+                    slot.error = None;
+                    slot.retained = Some(Retained {
+                        tools: live.tools.clone(),
+                        instructions: live.instructions.clone(),
+                        connected_at: live.connected_at,
+                    });
+                    let _reconnect = shared.start_task(&mut state, index, run_reconnect);
+                }
+            }
+            shared.publish(&mut state);
+            live
+        };
+        live.connection.close(shared.timeouts.shutdown_grace).await;
     }
 }
 

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
-use wave_mcp_manager::{ManagerOptions, McpManager, ServerSnapshot, Status, Timeouts};
+use wave_mcp_manager::{
+    ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
+};
 
 /// Our rmcp test server, built with this package.
 pub fn test_server() -> PathBuf {
@@ -120,6 +122,11 @@ impl Sandbox {
                 connect: Duration::from_secs(20),
                 tool_call: Duration::from_secs(20),
                 shutdown_grace: Duration::from_millis(500),
+            },
+            reconnect: ReconnectPolicy {
+                initial_delay: Duration::from_millis(100),
+                max_delay: Duration::from_millis(400),
+                attempts: 5,
             },
         }
     }
