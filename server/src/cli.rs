@@ -136,8 +136,14 @@ fn print_server(server: &ServerSnapshot) {
         println!("  error:   {error}");
     }
     let origin = match (server.tools_from_cache, server.last_connected_at) {
-        (true, Some(at)) => format!(", cached from the connection of {}", at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-        (false, Some(at)) => format!(", connected at {}", at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        (true, Some(at)) => format!(
+            ", cached from the connection of {}",
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+        (false, Some(at)) => format!(
+            ", connected at {}",
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
         _ => String::new(),
     };
     println!("  tools:   {}{origin}", server.tools.len());

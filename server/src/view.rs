@@ -35,7 +35,9 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,
-        last_connected_at: server.last_connected_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        last_connected_at: server
+            .last_connected_at
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
         config_path: server
             .config_path
             .as_ref()

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use crate::config::Transport;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
+use crate::sse;
 
 /// Least time given to the rmcp session to close before the process is signalled.
 const CLOSE_MIN: Duration = Duration::from_millis(200);
@@ -123,8 +124,27 @@ pub(crate) async fn dial(
                 dropped: None,
             })
         }
-        Transport::Sse { .. } => {
-            Err("the legacy sse transport is not available in this build yet".into())
+        Transport::Sse { url, headers } => {
+            let dialing = async {
+                let transport = sse::connect_sse(&url, &headers).await?;
+                let dropped = transport.closed_signal();
+                Ok::<_, String>((finish_dial(client, transport).await?, dropped))
+            };
+            let ((service, instructions, tools), dropped) = tokio::time::timeout(timeout, dialing)
+                .await
+                .map_err(|_| timed_out(timeout))??;
+            Ok(Dialed {
+                connection: Arc::new(Connection {
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
+                    process: Mutex::new(None),
+                    stderr: None,
+                }),
+                instructions,
+                tools,
+                exited: None,
+                dropped: Some(dropped),
+            })
         }
     }
 }
@@ -171,7 +191,7 @@ pub(crate) fn with_stderr(reason: String, stderr: &StderrTail) -> String {
     format!("{reason}; stderr: {tail}")
 }
 
-fn header_map(
+pub(crate) fn header_map(
     headers: &[(String, String)],
 ) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
     headers

@@ -10,6 +10,7 @@ mod manager;
 pub mod names;
 mod process;
 mod render;
+mod sse;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;

@@ -352,6 +352,10 @@ impl McpManager {
             if slot.status == Status::Connected {
                 return Ok(());
             }
+            if slot.status == Status::Reconnecting {
+                // The user asked: dial now instead of waiting out the backoff.
+                let _ = slot.stop(Status::Connecting);
+            }
             match &slot.dial {
                 Some(dial) => dial.done.clone(),
                 None => {
@@ -418,12 +422,11 @@ impl McpManager {
         full_name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, Error> {
-        if let Some((server, tool, reconnect, timeout)) = self.reconnecting_route(full_name) {
-            if tokio::time::timeout(timeout, reconnect).await.is_err()
-                || self.reconnecting_route(full_name).is_some()
-            {
-                return Err(Error::Reconnecting { server, tool });
-            }
+        if let Some((server, tool, reconnect, timeout)) = self.reconnecting_route(full_name)
+            && (tokio::time::timeout(timeout, reconnect).await.is_err()
+                || self.reconnecting_route(full_name).is_some())
+        {
+            return Err(Error::Reconnecting { server, tool });
         }
         let (peer, server, tool, timeout) = {
             let state = self.shared.lock();

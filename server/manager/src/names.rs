@@ -10,6 +10,10 @@ const HASH_LEN: usize = 8;
 /// `mcp__<server>__<tool>` (TOOL-1, TOOL-6), each part reduced to `[A-Za-z0-9_-]`. A name longer
 /// than 64 characters keeps its first 55 characters and ends with `_` and 8 hex digits of the
 /// SHA-256 of the unsanitised server and tool names, so it stays unique and stable.
+///
+/// Codex does the same sanitising and hashes over-long names too, but appends a 40-character SHA-1
+/// (leaving 24 readable characters) and drops a tool whose name collides; we keep 55 readable
+/// characters and give a colliding tool its hashed name instead of dropping it.
 pub fn full_tool_name(server: &str, tool: &str) -> String {
     let name = format!("mcp__{}__{}", sanitize(server), sanitize(tool));
     if name.len() <= MAX_TOOL_NAME_LEN {

@@ -1,31 +1,48 @@
-//! wave-mcp-test-server: a scriptable MCP server (stdio or Streamable HTTP) used by the
-//! wave-mcp test suite and demo to exercise the client against slow, failing, crashing,
-//! stubborn and process-spawning servers.
+//! wave-mcp-test-server: a scriptable MCP server (stdio, Streamable HTTP or legacy HTTP+SSE)
+//! used by the wave-mcp test suite and demo to exercise the client against slow, failing,
+//! crashing, stubborn and process-spawning servers, and dropped or refused SSE streams.
 
 use std::{
+    collections::HashMap,
+    convert::Infallible,
     fs::OpenOptions,
     io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
     process::{Child, ChildStdout, Command, ExitCode, Stdio},
-    sync::Arc,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    task::{Context as TaskContext, Poll},
     time::Duration,
 };
 
 use anyhow::{Context, Result, bail};
 use axum::{
     Router,
+    body::Bytes,
     extract::{Request, State},
-    http::StatusCode,
+    http::{StatusCode, Uri, header},
     middleware::{self, Next},
-    response::{IntoResponse, Response},
+    response::{
+        IntoResponse, Response,
+        sse::{Event, Sse},
+    },
+    routing::{get, post},
 };
 use clap::{Parser, ValueEnum};
+use futures::{
+    Stream, StreamExt,
+    channel::mpsc,
+    stream::{self, BoxStream},
+};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext, wrapper::Parameters},
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        InitializeRequestParams, InitializeResult, JsonObject, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
+        ContentBlock, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+        ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
     },
     schemars::{self, JsonSchema},
     service::RequestContext,
@@ -60,7 +77,10 @@ const REPORT_DONE: &str = "done";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Transport {
     Stdio,
+    /// Streamable HTTP on `/mcp`.
     Http,
+    /// Legacy HTTP+SSE (MCP 2024-11-05): `GET /sse`, `POST /message?sessionId=ID`.
+    Sse,
 }
 
 #[derive(Parser, Debug)]
@@ -72,10 +92,10 @@ struct Args {
     /// Transport to serve MCP on.
     #[arg(long, value_enum, default_value = "stdio")]
     transport: Transport,
-    /// HTTP port on 127.0.0.1 (0 = ephemeral). Only used with `--transport http`.
+    /// HTTP port on 127.0.0.1 (0 = ephemeral). Only used with `--transport http|sse`.
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// `NAME:VALUE`; HTTP requests without this header value get 401.
+    /// `NAME:VALUE`; HTTP requests without this header value get 401 (`/control/*` is exempt).
     #[arg(long, value_name = "NAME:VALUE")]
     require_header: Option<String>,
     /// Server name reported in serverInfo.
@@ -497,6 +517,10 @@ async fn check_required_header(
     request: Request,
     next: Next,
 ) -> Response {
+    // Tests drive the control API without the header.
+    if request.uri().path().starts_with("/control/") {
+        return next.run(request).await;
+    }
     let (name, value) = required.as_ref();
     let present = request
         .headers()
@@ -518,18 +542,258 @@ async fn serve_stdio(settings: Arc<Settings>) -> Result<()> {
     Ok(())
 }
 
+/// Request counters reported by `GET /control/stats`.
+#[derive(Debug, Default)]
+struct Stats {
+    /// `GET /sse` streams accepted.
+    sse_connections: AtomicU64,
+    /// `GET /sse` answered 503 because of `/control/refuse`.
+    refused: AtomicU64,
+    /// SSE streams open now.
+    open: AtomicU64,
+    /// Requests of any method to `/sse` (accepted, refused or, in http mode, not found).
+    sse_requests: AtomicU64,
+    /// Requests of any method to `/mcp` (in sse mode they all get 404).
+    mcp_requests: AtomicU64,
+}
+
+/// One legacy SSE session: where `POST /message` delivers, and how `/control/drop` ends it.
+struct SseSession {
+    to_server: mpsc::UnboundedSender<ClientJsonRpcMessage>,
+    kill: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// State of the HTTP listener (both http and sse modes).
+struct HttpState {
+    settings: Arc<Settings>,
+    stats: Stats,
+    sessions: Mutex<HashMap<String, SseSession>>,
+    /// How many more `GET /sse` get 503.
+    refuse: AtomicU64,
+    next_session: AtomicU64,
+}
+
+impl HttpState {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SseSession>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Counts requests by path before anything else can answer them.
+async fn count_requests(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    let under = |prefix: &str| {
+        path == prefix
+            || path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    if under("/sse") {
+        state.stats.sse_requests.fetch_add(1, Ordering::SeqCst);
+    } else if under("/mcp") {
+        state.stats.mcp_requests.fetch_add(1, Ordering::SeqCst);
+    }
+    next.run(request).await
+}
+
+/// Removes its session and counts the stream closed when the SSE body is dropped (stream ended,
+/// dropped on command, or the client went away).
+struct SessionGuard {
+    state: Arc<HttpState>,
+    id: String,
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        // Dropping the session's sender ends the rmcp service's input: the session dies.
+        self.state.sessions().remove(&self.id);
+        self.state.stats.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The SSE event stream of one session, holding its guard.
+struct SessionEvents {
+    events: BoxStream<'static, Result<Event, Infallible>>,
+    _guard: SessionGuard,
+}
+
+impl Stream for SessionEvents {
+    type Item = Result<Event, Infallible>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Self::Item>> {
+        self.events.poll_next_unpin(cx)
+    }
+}
+
+/// `GET /sse`: a new session served by a fresh [`TestServer`] over a channel pair.
+async fn sse_connect(State(state): State<Arc<HttpState>>) -> Response {
+    let refuse = state
+        .refuse
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    if refuse.is_ok() {
+        state.stats.refused.fetch_add(1, Ordering::SeqCst);
+        return (StatusCode::SERVICE_UNAVAILABLE, "refused on command\n").into_response();
+    }
+    state.stats.sse_connections.fetch_add(1, Ordering::SeqCst);
+    state.stats.open.fetch_add(1, Ordering::SeqCst);
+    let id = format!("s{}", state.next_session.fetch_add(1, Ordering::SeqCst));
+    let (to_server, from_client) = mpsc::unbounded::<ClientJsonRpcMessage>();
+    let (to_client, from_server) = mpsc::unbounded::<ServerJsonRpcMessage>();
+    let (kill, killed) = tokio::sync::oneshot::channel();
+    state.sessions().insert(
+        id.clone(),
+        SseSession {
+            to_server,
+            kill: Some(kill),
+        },
+    );
+    let server = TestServer::new(state.settings.clone());
+    tokio::spawn(async move {
+        match server.serve((to_client, from_client)).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+            }
+            Err(error) => tracing::info!("sse session ended before initialize: {error}"),
+        }
+    });
+    let endpoint = Event::default()
+        .event("endpoint")
+        .data(format!("/message?sessionId={id}"));
+    let messages = from_server.map(|message| {
+        let json = serde_json::to_string(&message).unwrap_or_default();
+        Event::default().event("message").data(json)
+    });
+    let events = stream::once(async move { endpoint })
+        .chain(messages)
+        .take_until(killed)
+        .map(Ok)
+        .boxed();
+    let guard = SessionGuard { state, id };
+    Sse::new(SessionEvents {
+        events,
+        _guard: guard,
+    })
+    .into_response()
+}
+
+/// The value of `name` in a query string (no percent-decoding: our ids and counts need none).
+fn query_param<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
+    uri.query()?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        (key == name).then_some(value)
+    })
+}
+
+/// `POST /message?sessionId=ID`: one JSON-RPC message for that session; 202 on acceptance.
+async fn sse_message(State(state): State<Arc<HttpState>>, uri: Uri, body: Bytes) -> Response {
+    let Some(id) = query_param(&uri, "sessionId") else {
+        return (StatusCode::BAD_REQUEST, "missing sessionId\n").into_response();
+    };
+    let message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("not a JSON-RPC message: {error}\n"),
+            )
+                .into_response();
+        }
+    };
+    let sender = state.sessions().get(id).map(|s| s.to_server.clone());
+    let delivered = sender.is_some_and(|sender| sender.unbounded_send(message).is_ok());
+    if !delivered {
+        return (StatusCode::NOT_FOUND, "unknown session\n").into_response();
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// `POST /control/drop`: ends every open SSE stream now.
+async fn control_drop(State(state): State<Arc<HttpState>>) -> Response {
+    let kills: Vec<_> = state
+        .sessions()
+        .values_mut()
+        .filter_map(|session| session.kill.take())
+        .collect();
+    let dropped = kills.len();
+    for kill in kills {
+        let _ = kill.send(());
+    }
+    json_response(json!({ "dropped": dropped }))
+}
+
+/// `POST /control/refuse?count=N`: the next N `GET /sse` get 503 (replaces any earlier count).
+async fn control_refuse(State(state): State<Arc<HttpState>>, uri: Uri) -> Response {
+    let count = match query_param(&uri, "count").map(str::parse::<u64>) {
+        None => 1,
+        Some(Ok(count)) => count,
+        Some(Err(_)) => return (StatusCode::BAD_REQUEST, "bad count\n").into_response(),
+    };
+    state.refuse.store(count, Ordering::SeqCst);
+    json_response(json!({ "refuse": count }))
+}
+
+/// `GET /control/stats`.
+async fn control_stats(State(state): State<Arc<HttpState>>) -> Response {
+    let stats = &state.stats;
+    let load = |counter: &AtomicU64| counter.load(Ordering::SeqCst);
+    json_response(json!({
+        "sseConnections": load(&stats.sse_connections),
+        "refused": load(&stats.refused),
+        "open": load(&stats.open),
+        "sseRequests": load(&stats.sse_requests),
+        "mcpRequests": load(&stats.mcp_requests),
+    }))
+}
+
+fn json_response(value: serde_json::Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// Serves Streamable HTTP on `/mcp` or legacy SSE on `/sse` + `/message`, plus `/control/*`.
 async fn serve_http(
     settings: Arc<Settings>,
+    transport: Transport,
     port: u16,
     required_header: Option<(String, String)>,
 ) -> Result<()> {
-    let service: StreamableHttpService<TestServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(TestServer::new(settings.clone())),
-            Default::default(),
-            StreamableHttpServerConfig::default(),
-        );
-    let mut router = Router::new().nest_service("/mcp", service);
+    let state = Arc::new(HttpState {
+        settings: settings.clone(),
+        stats: Stats::default(),
+        sessions: Mutex::new(HashMap::new()),
+        refuse: AtomicU64::new(0),
+        next_session: AtomicU64::new(1),
+    });
+    let (router, path) = if transport == Transport::Sse {
+        let router = Router::new()
+            .route("/sse", get(sse_connect))
+            .route("/message", post(sse_message));
+        (router, "sse")
+    } else {
+        let service: StreamableHttpService<TestServer, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(TestServer::new(settings.clone())),
+                Default::default(),
+                StreamableHttpServerConfig::default(),
+            );
+        (Router::new().nest_service("/mcp", service), "mcp")
+    };
+    let mut router = router
+        .route("/control/drop", post(control_drop))
+        .route("/control/refuse", post(control_refuse))
+        .route("/control/stats", get(control_stats))
+        .fallback(|| async { StatusCode::NOT_FOUND })
+        .with_state(state.clone());
     if let Some(required) = required_header {
         let required = Arc::new(required);
         router = router.layer(middleware::from_fn_with_state(
@@ -537,6 +801,7 @@ async fn serve_http(
             check_required_header,
         ));
     }
+    let router = router.layer(middleware::from_fn_with_state(state, count_requests));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;
@@ -545,7 +810,7 @@ async fn serve_http(
         .context("reading the bound address")?
         .port();
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on http://127.0.0.1:{port}/mcp")?;
+    writeln!(stdout, "listening on http://127.0.0.1:{port}/{path}")?;
     stdout.flush()?;
     drop(stdout);
     axum::serve(listener, router)
@@ -598,7 +863,9 @@ fn run_server(args: Args) -> Result<()> {
     runtime.block_on(async {
         match args.transport {
             Transport::Stdio => serve_stdio(settings).await,
-            Transport::Http => serve_http(settings, args.port, required_header).await,
+            Transport::Http | Transport::Sse => {
+                serve_http(settings, args.transport, args.port, required_header).await
+            }
         }
     })
 }

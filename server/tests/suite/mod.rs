@@ -4,5 +4,6 @@ mod cache;
 mod cli;
 mod config;
 mod lifecycle;
+mod sse;
 mod support;
 mod tools;

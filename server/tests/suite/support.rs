@@ -1,7 +1,10 @@
 //! Shared helpers: a sandbox home/workdir per test, configs for our test server, process checks
 //! through `/proc`, and bounded polling (never a wall-clock assertion).
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -223,4 +226,100 @@ pub async fn wait_for_pids(path: &Path, count: usize) -> Vec<u32> {
     let ready = eventually(Duration::from_secs(10), || read_pids(path).len() >= count).await;
     assert!(ready, "pid file {} never had {count} pids", path.display());
     read_pids(path)
+}
+
+/// Our test server over HTTP on 127.0.0.1 (Streamable HTTP on `/mcp` or legacy SSE on `/sse`),
+/// with its `/control/*` API; killed when dropped.
+pub struct HttpServer {
+    child: Child,
+    /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.
+    pub url: String,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+}
+
+impl HttpServer {
+    /// Streamable HTTP (`--transport http`).
+    pub fn start(args: &[&str]) -> HttpServer {
+        HttpServer::start_with("http", args)
+    }
+
+    /// Legacy HTTP+SSE (`--transport sse`).
+    pub fn start_sse(args: &[&str]) -> HttpServer {
+        HttpServer::start_with("sse", args)
+    }
+
+    pub fn start_with(transport: &str, args: &[&str]) -> HttpServer {
+        let mut child = Command::new(test_server())
+            .args(["--transport", transport, "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the http test server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        let base = url
+            .rsplit_once('/')
+            .map(|(base, _)| base.to_string())
+            .unwrap();
+        HttpServer { child, url, base }
+    }
+
+    /// One plain HTTP/1.1 request to this server; returns the status code and the body.
+    pub fn request(&self, method: &str, path: &str) -> (u16, String) {
+        let host = self.base.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(host).expect("connect to the test server");
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("not an http response: {response:?}"));
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    /// `POST /control/<what>` (`drop`, `refuse?count=N`); panics unless it answers 200.
+    pub fn control(&self, what: &str) {
+        let (status, body) = self.request("POST", &format!("/control/{what}"));
+        assert_eq!(status, 200, "control/{what}: {body}");
+    }
+
+    /// `GET /control/stats`: `sseConnections`, `refused`, `open`, `sseRequests`, `mcpRequests`.
+    pub fn stats(&self) -> Value {
+        let (status, body) = self.request("GET", "/control/stats");
+        assert_eq!(status, 200, "control/stats: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("stats {body:?}: {e}"))
+    }
+
+    /// One counter of [`HttpServer::stats`].
+    pub fn stat(&self, name: &str) -> u64 {
+        self.stats()[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no stat {name}"))
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

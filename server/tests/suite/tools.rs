@@ -1,49 +1,10 @@
 //! Tool naming, routing, schema cleaning, results and instructions (TOOL-*, INS-1), over stdio
 //! and Streamable HTTP.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use serde_json::{Value, json};
 use wave_mcp_manager::{Error, Status, names, result_text};
 
 use super::support::*;
-
-/// Our test server in Streamable HTTP mode on 127.0.0.1, killed when dropped.
-pub struct HttpServer {
-    child: Child,
-    pub url: String,
-}
-
-impl HttpServer {
-    pub fn start(args: &[&str]) -> HttpServer {
-        let mut child = Command::new(test_server())
-            .args(["--transport", "http", "--port", "0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the http test server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
-        HttpServer { child, url }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn args(value: Value) -> Option<serde_json::Map<String, Value>> {
     value.as_object().cloned()
