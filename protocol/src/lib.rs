@@ -1,12 +1,30 @@
 //! Wire types shared by the sidecar, the CLI's `--json` output and the IDE clients.
 //!
-//! Every field is camelCase on the wire. These structs are the single declaration; the
-//! TypeScript and JSON Schema copies are generated from them.
+//! Every field is camelCase on the wire. These declarations are the single source: every custom
+//! LSP message is an empty enum implementing the `ls_types` `Request` / `Notification` trait
+//! (the same lsp-types fork tower-lsp-server uses), listed once in [`MESSAGES`]. The TypeScript
+//! copy (`vscode-extension/src/protocol.generated.ts`) and the JSON Schema for the Kotlin/Java
+//! client (`jetbrains-plugin/protocol.schema.json`) are generated from them by this crate's
+//! tests: `WAVE_UPDATE_GENERATED=1 cargo test -p wave-mcp-protocol`. `docs/protocol.md`
+//! documents every method.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[cfg(test)]
+mod generated;
+
+/// The session the `wave/mcp/*` methods act on when no `sessionId` is given: the workspace's
+/// agent, created at `initialize`.
+pub const DEFAULT_SESSION_ID: &str = "default";
+
+/// JSON-RPC error code of a well-formed request that could not be carried out (LSP's
+/// `RequestFailed`). The error's `data` is an [`ErrorData`].
+pub const REQUEST_FAILED: i64 = -32803;
 
 /// Where a server's config came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum McpSource {
     User,
@@ -17,6 +35,7 @@ pub enum McpSource {
 
 /// A server's connection state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum McpStatus {
     Connected,
@@ -28,6 +47,7 @@ pub enum McpStatus {
 
 /// One tool of a server, live or from the snapshot cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolView {
     /// The server's own name for the tool.
@@ -35,12 +55,14 @@ pub struct McpToolView {
     /// `mcp__<server>__<tool>`, the name the model sees.
     pub full_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub description: Option<String>,
 }
 
 /// One configured server as lists show it. Values are as written in the config (`${VAR}` not
 /// expanded); env and header values are never included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerView {
     pub name: String,
@@ -48,14 +70,17 @@ pub struct McpServerView {
     /// `stdio`, `http`, `sse`, or the unknown `type` as written.
     pub transport: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub command: Option<String>,
     #[serde(default)]
     pub args: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub url: Option<String>,
     pub status: McpStatus,
     /// Why the server is in `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub error: Option<String>,
     pub tool_count: usize,
     pub tools: Vec<McpToolView>,
@@ -63,10 +88,412 @@ pub struct McpServerView {
     pub tools_from_cache: bool,
     /// RFC 3339 time of the last successful connection, live or cached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub last_connected_at: Option<String>,
     /// Absolute path of the file the entry is in; absent for constructor servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub config_path: Option<String>,
     /// Plugin and constructor servers cannot be edited or deleted.
     pub read_only: bool,
+}
+
+/// The model a session's agent talks to (an OpenAI-compatible Chat Completions endpoint). Unset
+/// fields fall back to the sidecar's `WAVE_BASE_URL`, `WAVE_API_KEY` and `WAVE_MODEL`; without a
+/// model, sessions still manage MCP servers but cannot chat.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ModelOptions {
+    /// E.g. `https://api.openai.com/v1`; requests go to `{baseUrl}/chat/completions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub model: Option<String>,
+}
+
+/// `initializationOptions` of the LSP `initialize` request. Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct InitializationOptions {
+    /// Constructor-level servers of the default session (highest precedence), an object keyed by
+    /// server name in the `.mcp.json` format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub mcp_servers: Option<Map<String, Value>>,
+    /// Replaces the home directory (`~/.wave/...`); relative paths are taken from the sidecar's
+    /// working directory. Meant for tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub home: Option<String>,
+    /// The project directory, when the host has no workspace folder to offer; wins over
+    /// `workspaceFolders` and `rootUri`. Relative paths are taken from the sidecar's working
+    /// directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub workdir: Option<String>,
+    /// The model of every session's agent (sessions may override it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub model: Option<ModelOptions>,
+}
+
+/// Params of a request about one session's servers as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionParams {
+    /// Default: `"default"`, the workspace's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// Params of `wave/mcp/connect` and `wave/mcp/disconnect`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ServerParams {
+    /// The server's name as listed.
+    pub name: String,
+    /// Default: `"default"`, the workspace's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// Params of `wave/mcp/delete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteParams {
+    pub name: String,
+    /// Which file to remove the entry from: `user` (`~/.wave/mcp.json`) or `project`
+    /// (`<workdir>/.mcp.json`). `plugin` and `constructor` are refused (read-only).
+    pub source: McpSource,
+    /// Default: `"default"`, the workspace's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// Every server of one session at one moment: the result of the `wave/mcp/*` requests and the
+/// payload of `wave/mcp/serversChanged`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ServersSnapshot {
+    /// From one counter per sidecar process, shared by replies and notifications: a snapshot
+    /// with a higher version is never older. Clients drop anything older than what they show.
+    pub version: u64,
+    pub session_id: String,
+    pub servers: Vec<McpServerView>,
+}
+
+/// Result of `wave/mcp/configPaths` (the host's `mcpConfigPathsResponse`): absolute OS paths,
+/// whether or not the files exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigPaths {
+    /// `~/.wave/mcp.json`.
+    pub user_config_path: String,
+    /// `<workdir>/.mcp.json`.
+    pub project_config_path: String,
+    /// The workdir's last path component.
+    pub project_name: String,
+    /// The session's working directory.
+    pub workdir: String,
+}
+
+/// Params of `wave/session/create`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCreateParams {
+    /// Default: the workdir of the default session. Relative paths are taken from the
+    /// sidecar's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub workdir: Option<String>,
+    /// Constructor-level servers of this session. Default: those of `initializationOptions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub mcp_servers: Option<Map<String, Value>>,
+    /// Default: the model of `initializationOptions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub model: Option<ModelOptions>,
+}
+
+/// Result of `wave/session/create`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCreated {
+    pub session_id: String,
+}
+
+/// Params of `wave/session/send`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSendParams {
+    pub session_id: String,
+    /// Sent verbatim as an ordinary user message (`/settings ...` included, ADD-4).
+    pub text: String,
+}
+
+/// Result of `wave/session/send`: the message was accepted and its turn queued (a session runs
+/// one turn at a time). What the turn produces arrives as `wave/session/message` notifications,
+/// then `wave/session/turnEnded`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSendAccepted {
+    pub session_id: String,
+    /// Numbers the session's turns from 1; `turnEnded` carries the same number.
+    pub turn: u64,
+}
+
+/// Who a chat message comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool call made by the model, as the chat view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ChatToolCall {
+    pub id: String,
+    /// The tool's full name (`mcp__<server>__<tool>` for MCP tools).
+    pub name: String,
+    /// The arguments as the model wrote them (a JSON text).
+    pub arguments: String,
+}
+
+/// One message of a session's conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ChatMessage {
+    pub role: ChatRole,
+    pub content: String,
+    /// For `assistant`: the tool calls it made.
+    #[serde(default)]
+    pub tool_calls: Vec<ChatToolCall>,
+    /// For `tool`: the tool's full name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub tool_name: Option<String>,
+    /// For `tool`: the result is an error.
+    #[serde(default)]
+    pub is_error: bool,
+    /// Written by the runtime for the model (e.g. MCP instructions), hidden in the chat view.
+    #[serde(default)]
+    pub is_meta: bool,
+}
+
+/// Payload of `wave/session/message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMessageParams {
+    pub session_id: String,
+    pub turn: u64,
+    pub message: ChatMessage,
+}
+
+/// Payload of `wave/session/turnEnded`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTurnEndedParams {
+    pub session_id: String,
+    pub turn: u64,
+    /// Why the turn stopped early (model unreachable, ...), for the host to show as a
+    /// notification; absent when it completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub error: Option<String>,
+}
+
+/// Params of `wave/session/destroy`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDestroyParams {
+    pub session_id: String,
+}
+
+/// What happened to a destroyed session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum DestroyState {
+    /// Torn down: every process it had is gone.
+    Destroyed,
+    /// It is being reconfigured; it is in the reclaim queue and is torn down the moment the
+    /// reconfiguration ends (LIFE-9). It already accepts no request.
+    Queued,
+}
+
+/// Result of `wave/session/destroy`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDestroyed {
+    pub session_id: String,
+    pub state: DestroyState,
+}
+
+/// Machine-readable cause of a [`REQUEST_FAILED`] error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// No session with that id (never created, or destroyed).
+    UnknownSession,
+    /// No server with that name is configured in the session.
+    UnknownServer,
+    /// Plugin and constructor servers cannot be deleted (DEL-4).
+    ReadOnly,
+    /// The config file does not exist.
+    FileMissing,
+    /// The config file has no entry of that name.
+    EntryMissing,
+    /// The config file may not be read or written.
+    PermissionDenied,
+    /// The config file is not valid JSON(C), or `mcpServers` is not an object.
+    InvalidFile,
+    /// Another I/O failure.
+    Io,
+    /// The session cannot chat (no agent behind it).
+    ChatUnavailable,
+    /// The sidecar is shutting down.
+    ShuttingDown,
+}
+
+/// `data` of a [`REQUEST_FAILED`] error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorData {
+    pub kind: ErrorKind,
+    /// The config file concerned, absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub path: Option<String>,
+}
+
+/// Which way a message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    ClientToServer,
+    ServerToClient,
+}
+
+/// Request (answered) or notification (not answered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    Request,
+    Notification,
+}
+
+/// One custom message of the protocol, for docs, code generation and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageInfo {
+    pub method: &'static str,
+    pub kind: MessageKind,
+    pub direction: Direction,
+    /// Rust (and TypeScript) name of the params type.
+    pub params: &'static str,
+    /// Name of the result type; `None` for notifications.
+    pub result: Option<&'static str>,
+}
+
+/// Declares each message once: the empty enum, its `ls_types` trait impl and its [`MESSAGES`]
+/// entry.
+macro_rules! messages {
+    ($(
+        $(#[doc = $doc:literal])*
+        $kind:ident $name:ident = $method:literal, $direction:ident, $params:ident $(-> $result:ident)?;
+    )*) => {
+        $(
+            $(#[doc = $doc])*
+            #[derive(Debug)]
+            pub enum $name {}
+            messages!(@impl $kind $name $method $params $($result)?);
+        )*
+
+        /// Every custom message, in documentation order.
+        pub const MESSAGES: &[MessageInfo] = &[$(
+            MessageInfo {
+                method: $method,
+                kind: MessageKind::$kind,
+                direction: Direction::$direction,
+                params: stringify!($params),
+                result: messages!(@result $($result)?),
+            },
+        )*];
+
+        /// Every custom method name.
+        pub const METHODS: &[&str] = &[$($method),*];
+    };
+    (@impl Request $name:ident $method:literal $params:ident $result:ident) => {
+        impl ls_types::request::Request for $name {
+            type Params = $params;
+            type Result = $result;
+            const METHOD: &'static str = $method;
+        }
+    };
+    (@impl Notification $name:ident $method:literal $params:ident) => {
+        impl ls_types::notification::Notification for $name {
+            type Params = $params;
+            const METHOD: &'static str = $method;
+        }
+    };
+    (@result $result:ident) => { Some(stringify!($result)) };
+    (@result) => { None };
+}
+
+messages! {
+    /// The servers of a session (default: the workspace's agent) with their status.
+    Request McpServers = "wave/mcp/servers", ClientToServer, SessionParams -> ServersSnapshot;
+    /// Connects one server now (LAZY-5, LIFE-2) and answers when it is connected or failed; a
+    /// failure is the row's `error`, not a JSON-RPC error (UI-12).
+    Request McpConnect = "wave/mcp/connect", ClientToServer, ServerParams -> ServersSnapshot;
+    /// Disconnects one server (its whole process tree ends) and always answers with a
+    /// snapshot, even when the entry is gone or teardown misbehaves (UI-4).
+    Request McpDisconnect = "wave/mcp/disconnect", ClientToServer, ServerParams -> ServersSnapshot;
+    /// Removes one entry from the user or project config file, keeping every other byte
+    /// (DEL-2); refuses plugin and constructor servers (DEL-4).
+    Request McpDelete = "wave/mcp/delete", ClientToServer, DeleteParams -> ServersSnapshot;
+    /// Absolute paths of the user and project config files, and the project name (EDIT-2).
+    Request McpConfigPaths = "wave/mcp/configPaths", ClientToServer, SessionParams -> ConfigPaths;
+    /// A session's servers changed (status, tools, config): the full new list (UI-5).
+    Notification McpServersChanged = "wave/mcp/serversChanged", ServerToClient, ServersSnapshot;
+    /// Creates a session (an agent with its own MCP servers) in this sidecar.
+    Request SessionCreate = "wave/session/create", ClientToServer, SessionCreateParams -> SessionCreated;
+    /// Sends a user message to a session and starts a turn (ADD-3, ADD-4).
+    Request SessionSend = "wave/session/send", ClientToServer, SessionSendParams -> SessionSendAccepted;
+    /// A message the turn produced (assistant, tool, meta).
+    Notification SessionMessage = "wave/session/message", ServerToClient, SessionMessageParams;
+    /// A turn ended, completed or not.
+    Notification SessionTurnEnded = "wave/session/turnEnded", ServerToClient, SessionTurnEndedParams;
+    /// Destroys a session and every process it has; queued while it is being reconfigured
+    /// (LIFE-9).
+    Request SessionDestroy = "wave/session/destroy", ClientToServer, SessionDestroyParams -> SessionDestroyed;
 }

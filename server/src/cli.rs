@@ -55,6 +55,18 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Talk to the model (WAVE_BASE_URL, WAVE_API_KEY, WAVE_MODEL) with the MCP servers' tools,
+    /// one stdin line per message. `/mcp` lists servers, `/connect NAME`, `/disconnect NAME`,
+    /// `/exit` quits.
+    Chat {
+        /// Project directory (its `.mcp.json` is the project config). Default: the current
+        /// directory.
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
+    /// Run the IDE sidecar: LSP over stdin/stdout with the `wave/*` methods (docs/protocol.md).
+    /// The workdir comes from `initialize`.
+    Lsp,
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -67,6 +79,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             arguments,
             common,
         } => call(&server, &tool, arguments.as_deref(), common).await,
+        Command::Chat { workdir } => chat(workdir).await,
+        Command::Lsp => crate::lsp::run().await,
     }
 }
 
@@ -279,4 +293,31 @@ fn parse_arguments(arguments: Option<&str>) -> Result<Option<Map<String, Value>>
         Ok(_) => bail!("JSON_ARGS must be a JSON object, e.g. '{{\"text\": \"hi\"}}'"),
         Err(e) => bail!("JSON_ARGS is not valid JSON: {e}"),
     }
+}
+
+/// The `chat` subcommand: an [`Agent`](wave_mcp_agent::Agent) on stdin/stdout. The agent is
+/// destroyed (every MCP process ended) at `/exit`, at the end of input and on Ctrl-C.
+async fn chat(workdir: Option<PathBuf>) -> Result<()> {
+    use std::io::IsTerminal;
+
+    let workdir = match workdir {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !workdir.is_dir() {
+        bail!("--workdir {}: not a directory", workdir.display());
+    }
+    let mut agent = wave_mcp_agent::Agent::create(wave_mcp_agent::AgentOptions {
+        workdir,
+        ..wave_mcp_agent::AgentOptions::default()
+    })?;
+    let input = tokio::io::BufReader::new(tokio::io::stdin());
+    let prompt = std::io::stdin().is_terminal();
+    let mut stdout = std::io::stdout();
+    let result = tokio::select! {
+        result = wave_mcp_agent::chat(&mut agent, input, &mut stdout, prompt) => result,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    };
+    agent.destroy().await;
+    Ok(result?)
 }

@@ -1,6 +1,7 @@
 //! `wave-mcp`: the command-line tool (list servers, list a server's tools, call a tool).
 
 mod cli;
+mod lsp;
 mod view;
 
 use std::process::ExitCode;
@@ -20,7 +21,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(cli::run(args)) {
+    let result = runtime.block_on(cli::run(args));
+    // A read of stdin still pending (the sidecar after `exit`, with the client's end open) must
+    // not hold the process: everything that matters has finished by now.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", one_line(&format!("{e:#}")));

@@ -85,44 +85,23 @@ pub(crate) async fn dial(
                 finish_dial(client, (spawned.stdout, spawned.stdin)),
             )
             .await;
-            let (service, instructions, tools) = match started {
-                Ok(Ok(done)) => done,
+            let started = match started {
+                Ok(Ok(started)) => started,
                 Ok(Err(e)) => return Err(with_stderr(e, &stderr)),
                 Err(_) => return Err(with_stderr(timed_out(timeout), &stderr)),
             };
-            Ok(Dialed {
-                connection: Arc::new(Connection {
-                    peer: service.peer().clone(),
-                    service: Mutex::new(Some(service)),
-                    process: Mutex::new(Some(process)),
-                    stderr: Some(stderr),
-                }),
-                instructions,
-                tools,
-                exited,
-                dropped: None,
-            })
+            let mut dialed = dialed(started, Some(process), Some(stderr));
+            dialed.exited = exited;
+            Ok(dialed)
         }
         Transport::Http { url, headers } => {
             let config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(header_map(&headers)?);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let (service, instructions, tools) =
-                tokio::time::timeout(timeout, finish_dial(client, transport))
-                    .await
-                    .map_err(|_| timed_out(timeout))??;
-            Ok(Dialed {
-                connection: Arc::new(Connection {
-                    peer: service.peer().clone(),
-                    service: Mutex::new(Some(service)),
-                    process: Mutex::new(None),
-                    stderr: None,
-                }),
-                instructions,
-                tools,
-                exited: None,
-                dropped: None,
-            })
+            let started = tokio::time::timeout(timeout, finish_dial(client, transport))
+                .await
+                .map_err(|_| timed_out(timeout))??;
+            Ok(dialed(started, None, None))
         }
         Transport::Sse { url, headers } => {
             let dialing = async {
@@ -130,22 +109,32 @@ pub(crate) async fn dial(
                 let dropped = transport.closed_signal();
                 Ok::<_, String>((finish_dial(client, transport).await?, dropped))
             };
-            let ((service, instructions, tools), dropped) = tokio::time::timeout(timeout, dialing)
+            let (started, dropped) = tokio::time::timeout(timeout, dialing)
                 .await
                 .map_err(|_| timed_out(timeout))??;
-            Ok(Dialed {
-                connection: Arc::new(Connection {
-                    peer: service.peer().clone(),
-                    service: Mutex::new(Some(service)),
-                    process: Mutex::new(None),
-                    stderr: None,
-                }),
-                instructions,
-                tools,
-                exited: None,
-                dropped: Some(dropped),
-            })
+            let mut dialed = dialed(started, None, None);
+            dialed.dropped = Some(dropped);
+            Ok(dialed)
         }
+    }
+}
+
+fn dialed(
+    (service, instructions, tools): Started,
+    process: Option<ServerProcess>,
+    stderr: Option<StderrTail>,
+) -> Dialed {
+    Dialed {
+        connection: Arc::new(Connection {
+            peer: service.peer().clone(),
+            service: Mutex::new(Some(service)),
+            process: Mutex::new(process),
+            stderr,
+        }),
+        instructions,
+        tools,
+        exited: None,
+        dropped: None,
     }
 }
 

@@ -203,6 +203,8 @@ struct SharedState {
     timeouts: Timeouts,
     reconnect: ReconnectPolicy,
     problems: Vec<ConfigProblem>,
+    /// Home directory and constructor servers, for [`McpManager::reload`].
+    config_inputs: (PathBuf, Map<String, Value>),
     state: Mutex<State>,
     /// The latest snapshot.
     latest: watch::Sender<Arc<Snapshot>>,
@@ -287,6 +289,7 @@ impl McpManager {
                 timeouts: options.timeouts,
                 reconnect: options.reconnect,
                 problems: loaded.problems,
+                config_inputs: (home, options.servers),
                 state: Mutex::new(state),
                 latest,
                 events,
@@ -422,11 +425,14 @@ impl McpManager {
         full_name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, Error> {
-        if let Some((server, tool, reconnect, timeout)) = self.reconnecting_route(full_name)
-            && (tokio::time::timeout(timeout, reconnect).await.is_err()
-                || self.reconnecting_route(full_name).is_some())
-        {
-            return Err(Error::Reconnecting { server, tool });
+        if let Some((server, tool, reconnect, timeout)) = self.reconnecting_route(full_name) {
+            let came_back = tokio::time::timeout(timeout, reconnect).await.is_ok();
+            if !came_back || self.reconnecting_route(full_name).is_some() {
+                return Err(Error::Reconnecting { server, tool });
+            }
+            if let Some(reason) = self.failure_of(&server) {
+                return Err(Error::Connect { server, reason });
+            }
         }
         let (peer, server, tool, timeout) = {
             let state = self.shared.lock();
@@ -465,6 +471,16 @@ impl McpManager {
                 tool,
                 millis: timeout.as_millis(),
             }),
+        }
+    }
+
+    /// The reason a server is in `error`, if it is.
+    fn failure_of(&self, server: &str) -> Option<String> {
+        let state = self.shared.lock();
+        let slot = &state.slots[state.index_of(server).ok()?];
+        match slot.status {
+            Status::Error => slot.error.clone(),
+            _ => None,
         }
     }
 
@@ -513,6 +529,101 @@ impl McpManager {
     /// Whether [`McpManager::cleanup`] ran.
     pub fn is_destroyed(&self) -> bool {
         self.shared.lock().destroyed
+    }
+
+    /// Re-reads the config from the same sources and applies the difference (a watched config
+    /// file changed): a new server appears `disconnected`; a removed one is torn down and leaves
+    /// the list; a changed one gets a fresh slot and, only if it was connected (or connecting),
+    /// is dialed again once its old process tree is reaped. Unchanged servers keep their
+    /// connection. A file that was readable at creation and is not now (half-written, broken)
+    /// leaves everything as it is. Publishes only when something changed; waits for the
+    /// teardowns and the re-dials. Does nothing after [`McpManager::cleanup`].
+    pub async fn reload(&self) {
+        let shared = &self.shared;
+        let (home, constructor) = &shared.config_inputs;
+        let loaded = config::load(&shared.workdir, home, constructor);
+        let known = |p: &ConfigProblem| shared.problems.iter().any(|k| k.path == p.path);
+        if let Some(problem) = loaded.problems.iter().find(|p| !known(p)) {
+            tracing::warn!("keeping the MCP servers as they are: {problem}");
+            return;
+        }
+        let (stopping, redial) = {
+            let mut state = shared.lock();
+            if state.destroyed {
+                return;
+            }
+            let mut old = std::mem::take(&mut state.slots);
+            let mut stopping = Vec::new();
+            let mut redial = Vec::new();
+            let mut changed = false;
+            for entry in loaded.servers {
+                let Some(at) = old.iter().position(|s| s.entry.name == entry.name) else {
+                    changed = true;
+                    state.slots.push(Slot::new(entry, &shared.workdir));
+                    continue;
+                };
+                let mut slot = old.remove(at);
+                if slot.entry == entry {
+                    state.slots.push(slot);
+                    continue;
+                }
+                changed = true;
+                let was_connected = matches!(
+                    slot.status,
+                    Status::Connected | Status::Connecting | Status::Reconnecting
+                );
+                stopping.push(slot.stop(Status::Disconnected));
+                let mut fresh = Slot::new(entry, &shared.workdir);
+                // Later than every event of the old slot's connections (LIFE-7).
+                fresh.generation = slot.generation;
+                fresh.user_disconnected = slot.user_disconnected;
+                if was_connected && fresh.entry.config.is_ok() {
+                    redial.push((fresh.entry.name.clone(), fresh.generation));
+                }
+                state.slots.push(fresh);
+            }
+            for mut slot in old {
+                changed = true;
+                stopping.push(slot.stop(Status::Disconnected));
+            }
+            if !changed {
+                return;
+            }
+            shared.publish(&mut state);
+            (stopping, redial)
+        };
+        futures::future::join_all(
+            stopping
+                .into_iter()
+                .map(|(live, dial)| shared.finish_stopping(live, dial)),
+        )
+        .await;
+        let dials: Vec<DialDone> = {
+            let mut state = shared.lock();
+            if state.destroyed {
+                return;
+            }
+            // Only slots nobody touched meanwhile (an explicit connect may have dialed already).
+            let due: Vec<usize> = redial
+                .iter()
+                .filter_map(|(name, generation)| {
+                    let index = state.index_of(name).ok()?;
+                    let slot = &state.slots[index];
+                    let untouched = slot.generation == *generation && slot.dial.is_none();
+                    (untouched && slot.status == Status::Disconnected).then_some(index)
+                })
+                .collect();
+            if due.is_empty() {
+                return;
+            }
+            let dials = due
+                .into_iter()
+                .map(|index| shared.start_dial(&mut state, index))
+                .collect();
+            shared.publish(&mut state);
+            dials
+        };
+        futures::future::join_all(dials).await;
     }
 }
 

@@ -1,0 +1,328 @@
+//! Tests that keep the generated client copies and the docs in step with the declarations: the
+//! TypeScript types (ts-rs) and the JSON Schema (schemars) are regenerated in memory and
+//! compared with the committed files; `WAVE_UPDATE_GENERATED=1` rewrites them instead.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use ts_rs::TS;
+
+use super::*;
+
+const TS_FILE: &str = "vscode-extension/src/protocol.generated.ts";
+const SCHEMA_FILE: &str = "jetbrains-plugin/protocol.schema.json";
+const DOCS_FILE: &str = "docs/protocol.md";
+const REGENERATE: &str = "WAVE_UPDATE_GENERATED=1 cargo test -p wave-mcp-protocol";
+
+/// Calls `$f::<T>()` for every wire type, in output order, with the type's name.
+macro_rules! for_each_type {
+    ($visit:ident) => {
+        $visit!(
+            McpSource,
+            McpStatus,
+            McpToolView,
+            McpServerView,
+            ModelOptions,
+            InitializationOptions,
+            SessionParams,
+            ServerParams,
+            DeleteParams,
+            ServersSnapshot,
+            ConfigPaths,
+            SessionCreateParams,
+            SessionCreated,
+            SessionSendParams,
+            SessionSendAccepted,
+            ChatRole,
+            ChatToolCall,
+            ChatMessage,
+            SessionMessageParams,
+            SessionTurnEndedParams,
+            SessionDestroyParams,
+            DestroyState,
+            SessionDestroyed,
+            ErrorKind,
+            ErrorData
+        )
+    };
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the protocol crate sits in the repository root")
+        .to_path_buf()
+}
+
+fn type_names() -> Vec<&'static str> {
+    macro_rules! names {
+        ($($t:ident),*) => { vec![$(stringify!($t)),*] };
+    }
+    for_each_type!(names)
+}
+
+/// Camel-case key for a method in the TypeScript `Methods` object: `wave/mcp/configPaths` →
+/// `mcpConfigPaths`.
+fn method_key(method: &str) -> String {
+    let mut parts = method.trim_start_matches("wave/").split('/');
+    let mut key = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            key.push(first.to_ascii_uppercase());
+            key.extend(chars);
+        }
+    }
+    key
+}
+
+fn typescript() -> String {
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let mut out = String::new();
+    out.push_str(&format!(
+        "// Generated from protocol/src/lib.rs (wave-mcp-protocol) by `{REGENERATE}`.\n\
+         // Do not edit: change the Rust declarations and regenerate. See docs/protocol.md.\n\
+         /* eslint-disable */\n\n\
+         export const DEFAULT_SESSION_ID = {DEFAULT_SESSION_ID:?};\n\n\
+         /** JSON-RPC error code of a request that could not be carried out; `data` is an `ErrorData`. */\n\
+         export const REQUEST_FAILED = {REQUEST_FAILED};\n"
+    ));
+    macro_rules! decls {
+        ($($t:ident),*) => {$(
+            out.push('\n');
+            if let Some(docs) = <$t as TS>::docs() {
+                out.push_str(&docs);
+            }
+            out.push_str("export ");
+            out.push_str(&<$t as TS>::decl(&cfg));
+            out.push('\n');
+        )*};
+    }
+    for_each_type!(decls);
+    // `mcpServers` objects hold arbitrary JSON.
+    out.push_str("\n/** Any JSON value. */\nexport ");
+    out.push_str(&<serde_json::Value as TS>::decl(&cfg));
+    out.push('\n');
+    out.push_str("\n/** Every custom method name. */\nexport const Methods = {\n");
+    for message in MESSAGES {
+        out.push_str(&format!(
+            "  {}: {:?},\n",
+            method_key(message.method),
+            message.method
+        ));
+    }
+    out.push_str("} as const;\n\n/** Client → sidecar requests: params and result of each. */\nexport interface Requests {\n");
+    for message in MESSAGES {
+        let Some(result) = message.result else {
+            continue;
+        };
+        out.push_str(&format!(
+            "  {:?}: {{ params: {}; result: {} }};\n",
+            message.method, message.params, result
+        ));
+    }
+    out.push_str("}\n\n/** Sidecar → client notifications: params of each. */\nexport interface Notifications {\n");
+    for message in MESSAGES.iter().filter(|m| m.result.is_none()) {
+        out.push_str(&format!("  {:?}: {};\n", message.method, message.params));
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn schema() -> String {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    macro_rules! subschemas {
+        ($($t:ident),*) => {$( generator.subschema_for::<$t>(); )*};
+    }
+    for_each_type!(subschemas);
+    let definitions = generator.take_definitions(true);
+    let reference = |name: &str| json!({ "$ref": format!("#/$defs/{name}") });
+    let methods: Vec<Value> = MESSAGES
+        .iter()
+        .map(|m| {
+            let mut entry = json!({
+                "method": m.method,
+                "kind": match m.kind {
+                    MessageKind::Request => "request",
+                    MessageKind::Notification => "notification",
+                },
+                "direction": match m.direction {
+                    Direction::ClientToServer => "clientToServer",
+                    Direction::ServerToClient => "serverToClient",
+                },
+                "params": reference(m.params),
+            });
+            if let Some(result) = m.result {
+                entry["result"] = reference(result);
+            }
+            entry
+        })
+        .collect();
+    let root = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://wave-mcp.invalid/protocol.schema.json",
+        "title": "wave-mcp sidecar protocol",
+        "description": format!(
+            "Custom LSP messages of `wave-mcp lsp` (see docs/protocol.md). Generated from \
+             protocol/src/lib.rs by `{REGENERATE}`; do not edit. `x-wave-methods` lists every \
+             method with its params and result types; `$defs` holds the types. \
+             Default session id: \"{DEFAULT_SESSION_ID}\"; error code of a failed request: \
+             {REQUEST_FAILED} (data: ErrorData)."
+        ),
+        "x-wave-methods": methods,
+        "$defs": definitions,
+    });
+    let mut text = serde_json::to_string_pretty(&root).expect("schema serializes");
+    text.push('\n');
+    text
+}
+
+/// Compares `generated` with the committed file, or rewrites it when asked to.
+fn check_generated(relative: &str, generated: &str) {
+    let path = repo_root().join(relative);
+    if std::env::var_os("WAVE_UPDATE_GENERATED").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("file has a parent")).expect("create dir");
+        std::fs::write(&path, generated).expect("write generated file");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed == generated {
+        return;
+    }
+    let first_difference = committed
+        .lines()
+        .zip(generated.lines())
+        .position(|(a, b)| a != b)
+        .map_or_else(
+            || committed.lines().count().min(generated.lines().count()) + 1,
+            |i| i + 1,
+        );
+    panic!(
+        "{relative} is stale (first difference at line {first_difference}); regenerate it with \
+         `{REGENERATE}` and commit the result"
+    );
+}
+
+#[test]
+fn typescript_types_are_up_to_date() {
+    check_generated(TS_FILE, &typescript());
+}
+
+#[test]
+fn json_schema_is_up_to_date() {
+    check_generated(SCHEMA_FILE, &schema());
+}
+
+/// Every params and result type a message names is generated, so the `Requests` map never
+/// refers to a missing type.
+#[test]
+fn every_message_type_is_generated() {
+    let names = type_names();
+    for message in MESSAGES {
+        assert!(
+            names.contains(&message.params),
+            "{}: params type {} is not in for_each_type!",
+            message.method,
+            message.params
+        );
+        if let Some(result) = message.result {
+            assert!(
+                names.contains(&result),
+                "{}: result type {result} is not in for_each_type!",
+                message.method
+            );
+        }
+    }
+}
+
+#[test]
+fn every_method_is_documented() {
+    let docs = std::fs::read_to_string(repo_root().join(DOCS_FILE)).expect("docs/protocol.md");
+    let missing: Vec<&str> = METHODS
+        .iter()
+        .copied()
+        .filter(|method| !docs.contains(&format!("### `{method}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{DOCS_FILE} has no \"### `<method>`\" section for: {missing:?}"
+    );
+}
+
+#[test]
+fn methods_are_unique_and_namespaced() {
+    let mut seen = std::collections::HashSet::new();
+    for method in METHODS {
+        assert!(method.starts_with("wave/"), "{method}");
+        assert!(seen.insert(method), "{method} declared twice");
+    }
+    assert_eq!(METHODS.len(), MESSAGES.len());
+}
+
+#[test]
+fn message_traits_carry_the_declared_methods() {
+    use ls_types::notification::Notification;
+    use ls_types::request::Request;
+    assert_eq!(<McpServers as Request>::METHOD, "wave/mcp/servers");
+    assert_eq!(<McpConnect as Request>::METHOD, "wave/mcp/connect");
+    assert_eq!(<McpDisconnect as Request>::METHOD, "wave/mcp/disconnect");
+    assert_eq!(<McpDelete as Request>::METHOD, "wave/mcp/delete");
+    assert_eq!(<McpConfigPaths as Request>::METHOD, "wave/mcp/configPaths");
+    assert_eq!(
+        <McpServersChanged as Notification>::METHOD,
+        "wave/mcp/serversChanged"
+    );
+    assert_eq!(<SessionCreate as Request>::METHOD, "wave/session/create");
+    assert_eq!(<SessionSend as Request>::METHOD, "wave/session/send");
+    assert_eq!(
+        <SessionMessage as Notification>::METHOD,
+        "wave/session/message"
+    );
+    assert_eq!(
+        <SessionTurnEnded as Notification>::METHOD,
+        "wave/session/turnEnded"
+    );
+    assert_eq!(<SessionDestroy as Request>::METHOD, "wave/session/destroy");
+}
+
+/// The wire shape: camelCase, optional fields left out, params accept `{}`.
+#[test]
+fn wire_shape_is_camel_case() {
+    let snapshot = ServersSnapshot {
+        version: 7,
+        session_id: DEFAULT_SESSION_ID.into(),
+        servers: vec![McpServerView {
+            name: "a".into(),
+            source: McpSource::Project,
+            transport: "stdio".into(),
+            command: Some("x".into()),
+            args: vec![],
+            url: None,
+            status: McpStatus::Error,
+            error: Some("boom".into()),
+            tool_count: 0,
+            tools: vec![],
+            tools_from_cache: false,
+            last_connected_at: None,
+            config_path: Some("/p/.mcp.json".into()),
+            read_only: false,
+        }],
+    };
+    assert_eq!(
+        serde_json::to_value(&snapshot).unwrap(),
+        json!({
+            "version": 7,
+            "sessionId": "default",
+            "servers": [{
+                "name": "a", "source": "project", "transport": "stdio", "command": "x",
+                "args": [], "status": "error", "error": "boom", "toolCount": 0, "tools": [],
+                "toolsFromCache": false, "configPath": "/p/.mcp.json", "readOnly": false
+            }]
+        })
+    );
+    let params: SessionParams = serde_json::from_value(json!({})).unwrap();
+    assert_eq!(params.session_id, None);
+    let delete: DeleteParams =
+        serde_json::from_value(json!({"name": "a", "source": "user", "sessionId": "s"})).unwrap();
+    assert_eq!(delete.source, McpSource::User);
+}

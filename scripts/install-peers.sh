@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs the third-party MCP servers the `suite::peers` test group talks to, from the package
+# registries, into a cache directory outside the repository:
+#
+#   $WAVE_PEERS_DIR (default ~/.cache/wave-mcp-peers)
+#     npm/        npm @modelcontextprotocol/server-everything (node_modules/.bin/mcp-server-everything)
+#     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
+#     uv-cache/   uv's cache, holding `uvx mcp-server-time` so tests can run it with UV_OFFLINE=1
+#     mcp-server-time.spec   the pinned `mcp-server-time==VERSION` the tests run with uvx
+#
+# Idempotent: a component whose pinned version is already installed is not touched again.
+# Needs only node/npm and python3 (with venv and pip). Exits non-zero naming what failed.
+set -euo pipefail
+
+EVERYTHING_VERSION=2026.8.31
+MCP_VERSION=2.3.0
+UV_VERSION=0.13.9
+TIME_VERSION=2026.10.19
+
+PEERS="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
+mkdir -p "$PEERS"
+PEERS="$(cd "$PEERS" && pwd)"
+
+fail() {
+  echo "install-peers: error: $*" >&2
+  exit 1
+}
+
+for tool in node npm python3; do
+  command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not on PATH; it is needed to install the MCP test peers"
+done
+
+# --- npm: @modelcontextprotocol/server-everything -------------------------------------------
+NPM_DIR="$PEERS/npm"
+EVERYTHING_PKG="$NPM_DIR/node_modules/@modelcontextprotocol/server-everything/package.json"
+installed_everything() {
+  [ -f "$EVERYTHING_PKG" ] && [ -x "$NPM_DIR/node_modules/.bin/mcp-server-everything" ] &&
+    node -e 'process.stdout.write(require(process.argv[1]).version)' "$EVERYTHING_PKG" 2>/dev/null
+}
+if [ "$(installed_everything || true)" != "$EVERYTHING_VERSION" ]; then
+  echo "installing npm @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $NPM_DIR"
+  mkdir -p "$NPM_DIR"
+  npm install --prefix "$NPM_DIR" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2 ||
+    fail "npm install of @modelcontextprotocol/server-everything@$EVERYTHING_VERSION failed"
+  [ "$(installed_everything || true)" = "$EVERYTHING_VERSION" ] ||
+    fail "server-everything is not usable in $NPM_DIR after npm install"
+fi
+
+# --- PyPI: mcp and uv in a venv -------------------------------------------------------------
+VENV="$PEERS/venv"
+installed_python() {
+  [ -x "$VENV/bin/python" ] && [ -x "$VENV/bin/uvx" ] &&
+    "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"), m.version("uv"))' 2>/dev/null
+}
+if [ "$(installed_python || true)" != "$MCP_VERSION $UV_VERSION" ]; then
+  echo "installing PyPI mcp==$MCP_VERSION and uv==$UV_VERSION into the venv $VENV"
+  if [ ! -x "$VENV/bin/python" ]; then
+    python3 -m venv "$VENV" || fail "python3 -m venv $VENV failed (is the venv module installed?)"
+  fi
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "mcp==$MCP_VERSION" "uv==$UV_VERSION" >&2 ||
+    fail "pip install of mcp==$MCP_VERSION uv==$UV_VERSION failed"
+  [ "$(installed_python || true)" = "$MCP_VERSION $UV_VERSION" ] &&
+    "$VENV/bin/python" -c 'from mcp.server.mcpserver import MCPServer' ||
+    fail "mcp/uv are not usable in $VENV after pip install"
+fi
+
+# --- uvx mcp-server-time, pre-fetched into uv's cache ---------------------------------------
+# The tests run `uvx mcp-server-time==$TIME_VERSION` with the same environment plus UV_OFFLINE=1.
+export UV_CACHE_DIR="$PEERS/uv-cache"
+export UV_PYTHON="$VENV/bin/python"
+export UV_PYTHON_DOWNLOADS=never
+export UV_NO_CONFIG=1
+TIME_SPEC="mcp-server-time==$TIME_VERSION"
+if ! UV_OFFLINE=1 "$VENV/bin/uvx" "$TIME_SPEC" --help >/dev/null 2>&1; then
+  echo "fetching uvx $TIME_SPEC into $UV_CACHE_DIR"
+  "$VENV/bin/uvx" "$TIME_SPEC" --help >/dev/null ||
+    fail "uvx $TIME_SPEC failed (uv could not fetch it from PyPI)"
+  UV_OFFLINE=1 "$VENV/bin/uvx" "$TIME_SPEC" --help >/dev/null ||
+    fail "uvx $TIME_SPEC does not run offline from $UV_CACHE_DIR after fetching it"
+fi
+# The tests read which version to run from here.
+echo "$TIME_SPEC" >"$PEERS/mcp-server-time.spec"
+
+echo "MCP test peers in $PEERS:"
+echo "  npm  @modelcontextprotocol/server-everything $(installed_everything)  ($NPM_DIR/node_modules/.bin/mcp-server-everything)"
+echo "  PyPI mcp $MCP_VERSION, uv $UV_VERSION  ($VENV)"
+echo "  uvx  $TIME_SPEC  (cache $UV_CACHE_DIR)"

@@ -1,0 +1,605 @@
+//! [`Agent`]: one conversation session. It owns one MCP manager, the history and its
+//! transcript, and runs turns: on-demand dial, announcements, model requests, and every tool
+//! call through one execution funnel (permission check → route → result).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use wave_mcp_manager::{
+    CallToolResult, Error as McpError, ManagerOptions, McpManager, ServerSnapshot, Status, names,
+    result_text,
+};
+
+use crate::announce;
+use crate::error::AgentError;
+use crate::exec::{self, ScriptResult};
+use crate::message::{Image, Message, Role, ToolCall};
+use crate::model::{self, ModelClient};
+use crate::options::{
+    AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
+    DEFAULT_MODEL_TIMEOUT, ToolPoolMode,
+};
+use crate::permissions::{self, PermissionRules};
+use crate::pool::{EXEC_TOOL, Pool};
+use crate::transcript::Transcript;
+
+/// What one tool call gave back, as the model sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// The result text (TOOL-8), or why the call failed or was refused.
+    pub text: String,
+    /// Images of the result, with their MIME types.
+    pub images: Vec<Image>,
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    fn error(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            images: Vec::new(),
+            is_error: true,
+        }
+    }
+
+    fn text(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            images: Vec::new(),
+            is_error: false,
+        }
+    }
+}
+
+/// One tool call of a turn and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallReport {
+    pub call: ToolCall,
+    pub outcome: ToolOutcome,
+}
+
+/// What a turn did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnReport {
+    /// The model's final answer.
+    pub text: String,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallReport>,
+    /// Model requests made.
+    pub rounds: usize,
+    /// Servers dialed at the start of the turn (0: the turn had no MCP await, LAZY-9).
+    pub dialed: usize,
+    /// The `isMeta` messages appended (announcements and offline notices).
+    pub meta_messages: Vec<String>,
+}
+
+/// What one turn reads once, before its first request.
+struct TurnContext {
+    rules: PermissionRules,
+    system_prompt: String,
+}
+
+/// One conversation session.
+pub struct Agent {
+    manager: McpManager,
+    model: ModelClient,
+    workdir: PathBuf,
+    home: PathBuf,
+    session_id: String,
+    rules: PermissionRules,
+    tool_pool: ToolPoolMode,
+    extra_prompt: Option<String>,
+    max_rounds: usize,
+    exec_time_limit: Duration,
+    history: Vec<Message>,
+    transcript: Transcript,
+    destroyed: bool,
+}
+
+impl Agent {
+    /// Registers every configured MCP server as `disconnected` and loads the transcript of the
+    /// session if it exists. Spawns and dials nothing (LAZY-1) and needs no async runtime.
+    pub fn create(options: AgentOptions) -> Result<Agent, AgentError> {
+        let workdir = match options.workdir.as_os_str().is_empty() {
+            true => std::env::current_dir().map_err(|e| {
+                AgentError::Options(format!("cannot read the current directory: {e}"))
+            })?,
+            false => options.workdir,
+        };
+        let workdir = std::path::absolute(&workdir).unwrap_or(workdir);
+        let Some(home) = options.home.or_else(dirs::home_dir) else {
+            return Err(AgentError::Options(
+                "no home directory; set AgentOptions::home".into(),
+            ));
+        };
+        let model = model_client(&options.model)?;
+        let session_id = match options.session_id {
+            Some(id) => checked_session_id(id)?,
+            None => new_session_id(),
+        };
+        let manager = McpManager::new(ManagerOptions {
+            workdir: workdir.clone(),
+            home: Some(home.clone()),
+            servers: options.mcp_servers,
+            timeouts: options.mcp_timeouts,
+            reconnect: options.mcp_reconnect,
+        });
+        let transcript = Transcript::new(&home, &session_id);
+        let history = transcript.load();
+        Ok(Agent {
+            manager,
+            model,
+            workdir,
+            home,
+            session_id,
+            rules: options.permissions,
+            tool_pool: options.tool_pool,
+            extra_prompt: options.system_prompt,
+            max_rounds: options.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS).max(1),
+            exec_time_limit: options.exec_time_limit.unwrap_or(DEFAULT_EXEC_TIME_LIMIT),
+            history,
+            transcript,
+            destroyed: false,
+        })
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    pub fn transcript_path(&self) -> &Path {
+        self.transcript.path()
+    }
+
+    /// The conversation so far, `isMeta` messages included.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The agent's MCP manager (for subscriptions and for hosts that act while a turn runs).
+    pub fn manager(&self) -> &McpManager {
+        &self.manager
+    }
+
+    /// Every configured server with its status (LIFE-1).
+    pub fn get_mcp_servers(&self) -> Result<Vec<ServerSnapshot>, AgentError> {
+        self.alive()?;
+        Ok(self.manager.snapshot().servers.clone())
+    }
+
+    /// Connects a server now (LAZY-5, LIFE-2).
+    pub async fn connect_mcp_server(&self, name: &str) -> Result<(), AgentError> {
+        self.alive()?;
+        Ok(self.manager.connect(name).await?)
+    }
+
+    /// Disconnects a server for the rest of the session (LAZY-6).
+    pub async fn disconnect_mcp_server(&self, name: &str) -> Result<(), AgentError> {
+        self.alive()?;
+        Ok(self.manager.disconnect(name).await?)
+    }
+
+    /// Runs one turn: the user's message, then model requests and tool calls until the model
+    /// answers without calling a tool.
+    pub async fn send_message(&mut self, text: &str) -> Result<TurnReport, AgentError> {
+        self.alive()?;
+        // Decided synchronously: with nothing to dial there is no await here at all (LAZY-9).
+        let dials = self.manager.start_turn_dials();
+        let dialed = dials.as_ref().map_or(0, |d| d.len());
+        let context = match dials {
+            // The dials run while the turn is prepared, and settle before the tool
+            // declarations are built (LAZY-2).
+            Some(pending) => {
+                let (context, ()) =
+                    tokio::join!(async { self.prepare_turn(text) }, pending.settled());
+                context
+            }
+            None => self.prepare_turn(text),
+        };
+        self.run_turn(context, dialed).await
+    }
+
+    /// Calls one tool through the execution funnel, as the model would (outside a turn).
+    pub async fn execute_tool(
+        &self,
+        full_name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<ToolOutcome, AgentError> {
+        self.alive()?;
+        let context = self.turn_context();
+        let pool = Pool::new(self.manager.tools(), &context.rules, self.tool_pool);
+        Ok(self.funnel(&context, &pool, full_name, arguments).await)
+    }
+
+    /// Keeps the last `keep_last` messages (never starting with orphaned tool results) behind a
+    /// short meta note, and rewrites the transcript. Returns how many messages were removed.
+    pub fn compact(&mut self, keep_last: usize) -> Result<usize, AgentError> {
+        self.alive()?;
+        let len = self.history.len();
+        if keep_last >= len {
+            return Ok(0);
+        }
+        let mut start = len - keep_last;
+        while start < len && self.history[start].role == Role::Tool {
+            start += 1;
+        }
+        self.history.drain(..start);
+        self.history.insert(
+            0,
+            Message::meta(format!(
+                "<system-reminder>\nThe earlier part of this conversation ({start} messages) was removed to save space.\n</system-reminder>"
+            )),
+        );
+        self.save_all();
+        Ok(start)
+    }
+
+    /// Removes message `index` and everything after it, and rewrites the transcript. A cut
+    /// inside a tool call's results moves back to before the call.
+    pub fn rewind(&mut self, index: usize) -> Result<(), AgentError> {
+        self.alive()?;
+        let len = self.history.len();
+        if index > len {
+            return Err(AgentError::NoSuchMessage { index, len });
+        }
+        let mut cut = index;
+        while cut > 0 && cut < len && self.history[cut].role == Role::Tool {
+            cut -= 1;
+        }
+        self.history.truncate(cut);
+        self.save_all();
+        Ok(())
+    }
+
+    /// Saves the transcript (a failure is only a warning), then ends every MCP connection and
+    /// process tree. Idempotent; afterwards every operation fails with
+    /// [`AgentError::Destroyed`] and nothing is dialed again (LIFE-8, LIFE-10).
+    pub async fn destroy(&mut self) {
+        if self.destroyed {
+            return;
+        }
+        self.destroyed = true;
+        // LIFE-8: saving may fail (directory gone, file locked); teardown runs regardless.
+        if !self.history.is_empty()
+            && let Err(e) = self.transcript.rewrite(&self.history)
+        {
+            tracing::warn!(
+                session = %self.session_id,
+                "cannot save the transcript {}: {e}; tearing down anyway",
+                self.transcript.path().display()
+            );
+        }
+        self.manager.cleanup().await;
+    }
+
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed
+    }
+
+    /// Destroyed here, or its manager cleaned up by a host: either way there is no revival.
+    fn alive(&self) -> Result<(), AgentError> {
+        match self.destroyed || self.manager.is_destroyed() {
+            true => Err(AgentError::Destroyed),
+            false => Ok(()),
+        }
+    }
+
+    /// The synchronous part of turn preparation: settings, system prompt, the user's message.
+    fn prepare_turn(&mut self, text: &str) -> TurnContext {
+        let context = self.turn_context();
+        self.push(Message::user(text));
+        context
+    }
+
+    fn turn_context(&self) -> TurnContext {
+        TurnContext {
+            rules: permissions::load(&self.rules, &self.workdir, &self.home),
+            system_prompt: self.system_prompt(),
+        }
+    }
+
+    /// Fixed for the session: it never names a server, so it does not change when servers or
+    /// their instructions come and go (INS-11).
+    fn system_prompt(&self) -> String {
+        let mut prompt = format!(
+            "You are a coding agent working in the directory {}.\n\
+             Use the available tools when they help with the user's request, then answer in plain text.\n\
+             Tools named mcp__<server>__<tool> belong to external MCP servers.\n\
+             Messages wrapped in <system-reminder> come from the agent runtime, not from the user: they carry an MCP server's instructions when the server becomes available, and say when a server goes offline.",
+            self.workdir.display()
+        );
+        if let Some(extra) = &self.extra_prompt {
+            prompt.push_str("\n\n");
+            prompt.push_str(extra);
+        }
+        prompt
+    }
+
+    async fn run_turn(
+        &mut self,
+        context: TurnContext,
+        dialed: usize,
+    ) -> Result<TurnReport, AgentError> {
+        let mut report = TurnReport {
+            dialed,
+            ..TurnReport::default()
+        };
+        for round in 1..=self.max_rounds {
+            let live = self.manager.tools();
+            let snapshot = self.manager.snapshot();
+            for note in announce::plan(&self.history, &snapshot.servers, &live, &context.rules) {
+                self.push(Message::meta(note.clone()));
+                report.meta_messages.push(note);
+            }
+            let pool = Pool::new(live, &context.rules, self.tool_pool);
+            let body = self.model.body(
+                &context.system_prompt,
+                &self.history,
+                pool.declarations(self.exec_time_limit),
+            );
+            let reply = self.model.complete(&body).await?;
+            report.rounds = round;
+            self.push(Message::assistant(
+                reply.content.clone(),
+                reply.tool_calls.clone(),
+            ));
+            if reply.tool_calls.is_empty() {
+                report.text = reply.content;
+                return Ok(report);
+            }
+            for call in reply.tool_calls {
+                let outcome = match model::arguments_object(&call.arguments) {
+                    Ok(arguments) => self.funnel(&context, &pool, &call.name, arguments).await,
+                    Err(e) => ToolOutcome::error(format!("cannot call \"{}\": {e}", call.name)),
+                };
+                self.push(Message::tool(&call, &outcome));
+                report.tool_calls.push(ToolCallReport { call, outcome });
+            }
+        }
+        Err(AgentError::RoundLimit(self.max_rounds))
+    }
+
+    /// The one execution funnel for every tool call of the model.
+    async fn funnel(
+        &self,
+        context: &TurnContext,
+        pool: &Pool,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> ToolOutcome {
+        if name == EXEC_TOOL && pool.exec {
+            return self.run_exec(context, pool, arguments).await;
+        }
+        self.call_mcp(&context.rules, name, arguments).await
+    }
+
+    /// Permission check → route to the server by full name → result (TOOL-3, TOOL-8, TOOL-9).
+    /// Flat calls and calls from `Exec` scripts both come through here (TOOL-4).
+    async fn call_mcp(
+        &self,
+        rules: &PermissionRules,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> ToolOutcome {
+        if let Some(why) = rules.denial(name) {
+            tracing::info!(tool = %name, "tool call refused: {why}");
+            return ToolOutcome::error(format!(
+                "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
+            ));
+        }
+        let owner = self
+            .manager
+            .tools()
+            .into_iter()
+            .find(|t| t.full_name == name)
+            .map(|t| (t.server, t.name));
+        match self.manager.call_tool(name, Some(arguments)).await {
+            Ok(result) => render(&result, owner),
+            Err(e) => ToolOutcome::error(self.call_error(name, e)),
+        }
+    }
+
+    /// The manager's reason, made specific when the tool belongs to a server that is not
+    /// connected (TOOL-7: a reconnecting server's error text is passed on as is).
+    fn call_error(&self, name: &str, error: McpError) -> String {
+        if !matches!(error, McpError::UnknownTool(_)) {
+            return format!("error: {error}");
+        }
+        let snapshot = self.manager.snapshot();
+        let owner = snapshot
+            .servers
+            .iter()
+            .filter(|s| name.starts_with(&format!("mcp__{}__", names::sanitize(&s.name))))
+            .max_by_key(|s| s.name.len())
+            .filter(|s| s.status != Status::Connected);
+        match owner {
+            Some(server) => format!(
+                "error: the tool \"{name}\" is not available: MCP server \"{}\" is {}",
+                server.name,
+                server.status.as_str()
+            ),
+            None => format!("error: {error}"),
+        }
+    }
+
+    async fn run_exec(
+        &self,
+        context: &TurnContext,
+        pool: &Pool,
+        arguments: Map<String, Value>,
+    ) -> ToolOutcome {
+        let Some(script) = arguments.get("script").and_then(Value::as_str) else {
+            return ToolOutcome::error("Exec needs a \"script\" string argument");
+        };
+        let rules = &context.rules;
+        let result = exec::run(
+            script.to_string(),
+            pool.docs(),
+            self.exec_time_limit,
+            |name, arguments| async move {
+                let arguments = match arguments {
+                    Value::Object(map) => map,
+                    Value::Null => Map::new(),
+                    _ => return Err(format!("the arguments of \"{name}\" must be an object")),
+                };
+                let outcome = self.call_mcp(rules, &name, arguments).await;
+                match outcome.is_error {
+                    true => Err(outcome.text),
+                    false => Ok(outcome.text),
+                }
+            },
+        )
+        .await;
+        script_outcome(result)
+    }
+
+    /// Adds a message to the history and the transcript (a write failure is a warning).
+    fn push(&mut self, message: Message) {
+        if let Err(e) = self.transcript.append(std::slice::from_ref(&message)) {
+            tracing::warn!(
+                "cannot append to the transcript {}: {e}",
+                self.transcript.path().display()
+            );
+        }
+        self.history.push(message);
+    }
+
+    fn save_all(&self) {
+        if let Err(e) = self.transcript.rewrite(&self.history) {
+            tracing::warn!(
+                "cannot rewrite the transcript {}: {e}",
+                self.transcript.path().display()
+            );
+        }
+    }
+}
+
+/// A tool result for the model: text as rendered by the manager, images kept with their MIME
+/// type, and an error result naming the server and the tool (TOOL-8).
+fn render(result: &CallToolResult, owner: Option<(String, String)>) -> ToolOutcome {
+    let text = result_text(result);
+    let images = result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("image"))
+        .filter_map(|block| {
+            Some(Image {
+                mime_type: block.get("mimeType")?.as_str()?.to_string(),
+                data: block.get("data")?.as_str()?.to_string(),
+            })
+        })
+        .collect();
+    if result.is_error != Some(true) {
+        return ToolOutcome {
+            text,
+            images,
+            is_error: false,
+        };
+    }
+    let (server, tool) = owner.unwrap_or_else(|| ("?".into(), "?".into()));
+    ToolOutcome {
+        text: format!(
+            "error: tool \"{tool}\" of MCP server \"{server}\" returned an error:\n{text}"
+        ),
+        images,
+        is_error: true,
+    }
+}
+
+fn script_outcome(result: ScriptResult) -> ToolOutcome {
+    let mut sections = Vec::new();
+    if !result.logs.is_empty() {
+        sections.push(format!("console output:\n{}", result.logs.join("\n")));
+    }
+    match result.outcome {
+        Ok(Some(value)) => sections.push(format!("returned:\n{value}")),
+        Ok(None) if sections.is_empty() => sections.push("the script returned nothing".into()),
+        Ok(None) => {}
+        Err(error) => {
+            sections.push(format!("error: {error}"));
+            return ToolOutcome::error(sections.join("\n\n"));
+        }
+    }
+    ToolOutcome::text(sections.join("\n\n"))
+}
+
+fn model_client(settings: &crate::ModelSettings) -> Result<ModelClient, AgentError> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let base_url = settings
+        .base_url
+        .clone()
+        .or_else(|| env("WAVE_BASE_URL"))
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+    let Some(model) = settings.model.clone().or_else(|| env("WAVE_MODEL")) else {
+        return Err(AgentError::Options(
+            "no model given: set the model in the options or WAVE_MODEL".into(),
+        ));
+    };
+    let api_key = settings.api_key.clone().or_else(|| env("WAVE_API_KEY"));
+    Ok(ModelClient::new(
+        &base_url,
+        api_key,
+        model,
+        settings.vision,
+        settings.timeout.unwrap_or(DEFAULT_MODEL_TIMEOUT),
+    ))
+}
+
+/// A session id names a file: no path separators, no leading dot.
+fn checked_session_id(id: String) -> Result<String, AgentError> {
+    let bad = id.is_empty() || id.starts_with('.') || id.contains(['/', '\\', '\0']);
+    match bad {
+        true => Err(AgentError::Options(format!(
+            "session id {id:?} cannot name a transcript file"
+        ))),
+        false => Ok(id),
+    }
+}
+
+fn new_session_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%.6f"),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // TOOL-7: the manager's "reconnecting" reason reaches the model as is.
+    #[test]
+    fn tool_7_reconnecting_errors_keep_the_managers_text() {
+        let agent = Agent::create(AgentOptions {
+            workdir: std::env::temp_dir(),
+            home: Some(std::env::temp_dir().join("wave-agent-unit-home")),
+            model: crate::ModelSettings {
+                model: Some("m".into()),
+                ..Default::default()
+            },
+            ..AgentOptions::default()
+        })
+        .unwrap();
+        let text = agent.call_error(
+            "mcp__s__echo",
+            McpError::Reconnecting {
+                server: "s".into(),
+                tool: "echo".into(),
+            },
+        );
+        assert_eq!(
+            text,
+            "error: MCP server \"s\" is reconnecting; try \"echo\" again shortly"
+        );
+    }
+}

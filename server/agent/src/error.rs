@@ -1,0 +1,22 @@
+//! The agent's one error type.
+
+/// Everything an agent operation can fail with. Messages are one lowercase line.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("the agent was destroyed")]
+    Destroyed,
+    #[error("invalid agent options: {0}")]
+    Options(String),
+    #[error(transparent)]
+    Mcp(#[from] wave_mcp_manager::Error),
+    #[error("model request to {url} failed: {reason}")]
+    ModelRequest { url: String, reason: String },
+    #[error("model server answered {status}: {body}")]
+    ModelStatus { status: u16, body: String },
+    #[error("unexpected model reply: {0}")]
+    ModelReply(String),
+    #[error("the model was still calling tools after {0} rounds; the turn was stopped")]
+    RoundLimit(usize),
+    #[error("no message at index {index} (the history has {len})")]
+    NoSuchMessage { index: usize, len: usize },
+}

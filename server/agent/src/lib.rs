@@ -1,0 +1,38 @@
+//! The agent runtime: one conversation session on top of one MCP manager.
+//!
+//! [`Agent::create`] registers the configured MCP servers and starts nothing (LAZY-1).
+//! [`Agent::send_message`] runs a turn: the first turn dials every server while the turn is
+//! prepared and waits for them before building the tool declarations (LAZY-2); a turn with
+//! nothing to dial has no MCP await at all (LAZY-9). Before every model request the servers'
+//! `instructions` are announced in `isMeta` history messages (see [`announce`] for the marker
+//! format); the system prompt never changes (INS-11). Tools are declared flat
+//! (`mcp__<server>__<tool>`) or as one `Exec` tool running JavaScript (see `exec.rs`), and every
+//! call — flat or from a script — goes through one funnel: permission check ([`permissions`]),
+//! routing by full name, result rendering. The model client speaks OpenAI-compatible Chat
+//! Completions; `isMeta` messages go to the model as `user` messages (a `system` message after
+//! the first is rejected by many servers). The history is kept as a JSONL transcript under
+//! `<home>/.wave/sessions/`.
+
+mod agent;
+pub mod announce;
+mod chat;
+mod error;
+mod exec;
+mod message;
+mod model;
+mod options;
+pub mod permissions;
+mod pool;
+mod transcript;
+
+pub use agent::{Agent, ToolCallReport, ToolOutcome, TurnReport};
+pub use chat::chat;
+pub use error::AgentError;
+pub use message::{Image, Message, Role, ToolCall};
+pub use options::{
+    AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
+    DEFAULT_MODEL_TIMEOUT, ModelSettings, ToolPoolMode,
+};
+pub use permissions::PermissionRules;
+pub use pool::EXEC_TOOL;
+pub use wave_mcp_manager::{ReconnectPolicy, ServerSnapshot, Status, Timeouts};

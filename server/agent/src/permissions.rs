@@ -1,0 +1,143 @@
+//! Permission rules on full tool names (`mcp__<server>__<tool>`, TOOL-1).
+//!
+//! Rules come from [`crate::AgentOptions::permissions`], `<workdir>/.wave/settings.json` and
+//! `<home>/.wave/settings.json` (`{"permissions": {"allow": [...], "deny": [...]}}`); all three
+//! are merged and re-read at every turn. A pattern is a full name where `*` stands for any run of
+//! characters. A tool is denied when a `deny` pattern matches it (deny always wins), or when the
+//! `allow` list names MCP tools (has a pattern starting with `mcp__`) and none of those matches
+//! it. Allow patterns for other tools (built-in tools of a host agent) do not restrict MCP tools.
+//! A denied tool is neither declared nor callable (flat or inside `Exec`).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `allow` / `deny` patterns on full tool names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionRules {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+impl PermissionRules {
+    /// Adds the other rules to these.
+    pub fn extend(&mut self, other: PermissionRules) {
+        self.allow.extend(other.allow);
+        self.deny.extend(other.deny);
+    }
+
+    /// `None` when the tool may be called, else why not (one lowercase line).
+    pub fn denial(&self, full_name: &str) -> Option<String> {
+        if let Some(rule) = self.deny.iter().find(|p| glob_match(p, full_name)) {
+            return Some(format!("it matches the deny rule \"{rule}\""));
+        }
+        let mcp_allow: Vec<&String> = self
+            .allow
+            .iter()
+            .filter(|p| p.starts_with("mcp__"))
+            .collect();
+        if mcp_allow.is_empty() || mcp_allow.iter().any(|p| glob_match(p, full_name)) {
+            return None;
+        }
+        Some("no allow rule matches it".to_string())
+    }
+
+    pub fn is_allowed(&self, full_name: &str) -> bool {
+        self.denial(full_name).is_none()
+    }
+}
+
+/// Whole-string match where `*` matches any run of characters (including none).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = parts.as_slice() else {
+        return pattern == name; // split always yields at least one part
+    };
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    for part in middle {
+        let Some(at) = rest.find(part) else {
+            return false;
+        };
+        rest = &rest[at + part.len()..];
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// The options' rules plus those of the project and user settings files.
+pub(crate) fn load(options: &PermissionRules, workdir: &Path, home: &Path) -> PermissionRules {
+    let mut rules = options.clone();
+    for path in [
+        workdir.join(".wave").join("settings.json"),
+        home.join(".wave").join("settings.json"),
+    ] {
+        if let Some(file_rules) = read_settings(&path) {
+            rules.extend(file_rules);
+        }
+    }
+    rules
+}
+
+/// The `permissions` of one settings file; a missing file is silent, a bad one is a warning.
+fn read_settings(path: &Path) -> Option<PermissionRules> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let value: Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => {
+            tracing::warn!("ignoring settings file {}: {e}", path.display());
+            return None;
+        }
+    };
+    let permissions = value.get("permissions")?.clone();
+    match serde_json::from_value(permissions) {
+        Ok(rules) => Some(rules),
+        Err(e) => {
+            tracing::warn!(
+                "ignoring the permissions of settings file {}: {e}",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob_match("mcp__github__*", "mcp__github__search"));
+        assert!(!glob_match("mcp__github__*", "mcp__gitlab__search"));
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("mcp__*__echo", "mcp__a__echo"));
+        assert!(!glob_match("mcp__*__echo", "mcp__a__echo2"));
+        assert!(glob_match("mcp__a__echo", "mcp__a__echo"));
+        assert!(!glob_match("mcp__a__echo", "mcp__a__echo_x"));
+        assert!(glob_match("a*a", "aa"));
+        assert!(!glob_match("a*a", "a"));
+    }
+
+    #[test]
+    fn deny_wins_and_mcp_allow_lists_are_exhaustive() {
+        let rules = PermissionRules {
+            allow: vec!["mcp__a__*".into(), "Bash(npm test)".into()],
+            deny: vec!["mcp__a__fail".into()],
+        };
+        assert!(rules.is_allowed("mcp__a__echo"));
+        assert!(!rules.is_allowed("mcp__a__fail"));
+        assert!(!rules.is_allowed("mcp__b__echo"));
+        let only_other = PermissionRules {
+            allow: vec!["Bash(npm test)".into()],
+            deny: vec![],
+        };
+        assert!(only_other.is_allowed("mcp__b__echo"));
+    }
+}

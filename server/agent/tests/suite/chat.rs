@@ -1,0 +1,71 @@
+//! `wave-mcp chat`: the real binary, stdin piped, against the fake model and a real MCP server.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use super::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_command_runs_turns_and_mcp_commands() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start(vec![
+        call("mcp__a__echo", json!({ "text": "echoed text" })),
+        say("the server echoed"),
+    ])
+    .await;
+    let config = json!({ "mcpServers": {
+        "a": sandbox.server("a", &["--tools", "echo", "--instructions", "A rules"]),
+    } });
+    std::fs::write(sandbox.workdir.join(".mcp.json"), config.to_string()).unwrap();
+
+    let mut child = Command::new(wave_mcp())
+        .args(["chat", "--workdir"])
+        .arg(&sandbox.workdir)
+        .env("HOME", &sandbox.home)
+        .env("WAVE_BASE_URL", &model.base_url)
+        .env("WAVE_MODEL", "fake-model")
+        .env("WAVE_API_KEY", "k")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wave-mcp chat");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/mcp\nplease echo\n/mcp\n/disconnect a\n/mcp\n/connect nope\n/exit\n")
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let expected = [
+        "a  [project]  disconnected  0 tools",
+        "tool call: mcp__a__echo {\"text\":\"echoed text\"}",
+        "tool result:\n  echoed text",
+        "the server echoed",
+        "a  [project]  connected  1 tools",
+        "disconnected a",
+        "a  [project]  disconnected  1 tools (cached)",
+        "error: no MCP server named \"nope\" is configured",
+    ];
+    let mut rest: &str = &stdout;
+    for line in expected {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or out of order in:\n{stdout}"));
+        rest = &rest[at + line.len()..];
+    }
+    assert_eq!(occurrences(&model.request(0), "A rules"), 1);
+    assert_eq!(sandbox.calls("a"), ["echo"]);
+    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+}

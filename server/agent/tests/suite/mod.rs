@@ -1,0 +1,8 @@
+//! One module per area; `support` holds the fake model server and the shared helpers.
+
+mod announce;
+mod chat;
+mod exec;
+mod lifecycle;
+mod support;
+mod turns;

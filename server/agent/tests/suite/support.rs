@@ -1,0 +1,600 @@
+//! Shared helpers: the scripted fake model server, a sandbox home/workdir per test, configs for
+//! our MCP test server, process checks through `/proc`, and bounded polling (never a wall-clock
+//! assertion).
+//!
+//! Binaries: the MCP test server (`wave-mcp-test-server`) and the `wave-mcp` command live in the
+//! `wave-mcp` package, so Cargo gives this crate no `CARGO_BIN_EXE_*` for them. They are found
+//! next to this test executable's directory (`target/<profile>/deps/all-xxxx` →
+//! `target/<profile>/<name>`). The first test that needs one runs
+//! `cargo build -p wave-mcp --bin wave-mcp-test-server --bin wave-mcp` once per test process
+//! (a `OnceLock`; Cargo has released its lock by the time tests run, and the build is a no-op when
+//! they are fresh), so they always match the sources. If that build fails but an older binary
+//! exists, the older binary is used with a warning on stderr.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use serde_json::{Map, Value, json};
+use tempfile::TempDir;
+use wave_mcp_agent::announce::Marker;
+use wave_mcp_agent::{
+    Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Binaries of the `wave-mcp` package
+
+/// `target/<profile>`, from this test executable's path.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let deps = exe.parent().expect("deps dir");
+    deps.parent().expect("profile dir").to_path_buf()
+}
+
+/// Builds the `wave-mcp` package's binaries once per test process.
+fn ensure_built() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = profile_dir();
+        let mut command = Command::new(env!("CARGO"));
+        command.args([
+            "build",
+            "-p",
+            "wave-mcp",
+            "--bin",
+            "wave-mcp-test-server",
+            "--bin",
+            "wave-mcp",
+        ]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            command.arg("--release");
+        }
+        let output = command.output().expect("run cargo build");
+        if !output.status.success() {
+            let missing = ["wave-mcp-test-server", "wave-mcp"]
+                .iter()
+                .any(|name| !dir.join(name).exists());
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!missing, "building the wave-mcp binaries failed:\n{stderr}");
+            eprintln!("warning: rebuilding the wave-mcp binaries failed; using the existing ones");
+        }
+        dir
+    })
+}
+
+/// Our rmcp MCP test server.
+pub fn test_server() -> PathBuf {
+    ensure_built().join("wave-mcp-test-server")
+}
+
+/// The `wave-mcp` command.
+pub fn wave_mcp() -> PathBuf {
+    ensure_built().join("wave-mcp")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake model server
+
+/// One scripted model answer.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Answer with this text and no tool call (ends the turn).
+    Say(String),
+    /// Call these tools: `(name, arguments)`.
+    Call(Vec<(String, Value)>),
+}
+
+pub fn say(text: &str) -> Step {
+    Step::Say(text.to_string())
+}
+
+pub fn call(name: &str, arguments: Value) -> Step {
+    Step::Call(vec![(name.to_string(), arguments)])
+}
+
+/// `Exec` with this script.
+pub fn exec(script: &str) -> Step {
+    call("Exec", json!({ "script": script }))
+}
+
+#[derive(Default)]
+struct FakeState {
+    script: Mutex<VecDeque<Step>>,
+    requests: Mutex<Vec<Value>>,
+}
+
+/// An OpenAI-compatible Chat Completions server on 127.0.0.1 that records every request body and
+/// answers from a script; once the script is used up it answers "(script exhausted)".
+pub struct FakeModel {
+    /// The base URL (`http://127.0.0.1:PORT/v1`).
+    pub base_url: String,
+    state: Arc<FakeState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeModel {
+    pub async fn start(script: Vec<Step>) -> FakeModel {
+        let state = Arc::new(FakeState::default());
+        state.script.lock().unwrap().extend(script);
+        let router = Router::new()
+            .route("/v1/chat/completions", post(answer))
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind the fake model");
+        let port = listener.local_addr().unwrap().port();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        FakeModel {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            state,
+            task,
+        }
+    }
+
+    /// Every request body received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    pub fn request(&self, index: usize) -> Value {
+        self.requests()
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| panic!("no request {index}"))
+    }
+
+    pub fn last_request(&self) -> Value {
+        self.requests().last().cloned().expect("no request yet")
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoResponse {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let number = {
+        let mut requests = state.requests.lock().unwrap();
+        requests.push(request);
+        requests.len()
+    };
+    let step = state.script.lock().unwrap().pop_front();
+    let message = match step.unwrap_or_else(|| say("(script exhausted)")) {
+        Step::Say(text) => json!({ "role": "assistant", "content": text }),
+        Step::Call(calls) => json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": calls.iter().enumerate().map(|(i, (name, arguments))| json!({
+                "id": format!("call_{number}_{i}"),
+                "type": "function",
+                "function": { "name": name, "arguments": arguments.to_string() },
+            })).collect::<Vec<_>>(),
+        }),
+    };
+    let body = json!({
+        "id": format!("chatcmpl-{number}"),
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// What requests and histories contain
+
+/// The system prompt of a request.
+pub fn system_prompt(request: &Value) -> String {
+    let first = &request["messages"][0];
+    assert_eq!(first["role"], "system");
+    first["content"].as_str().unwrap().to_string()
+}
+
+/// The tool names a request declares.
+pub fn declared(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every message content of a request, as text (parts joined).
+pub fn contents(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// How often `needle` appears in all of a request's messages.
+pub fn occurrences(request: &Value, needle: &str) -> usize {
+    contents(request)
+        .iter()
+        .map(|c| c.matches(needle).count())
+        .sum()
+}
+
+/// The `tool` messages of a request: `(tool_call_id, content)`.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The markers of the history's `isMeta` messages, in order.
+pub fn meta_markers(history: &[Message]) -> Vec<Marker> {
+    history
+        .iter()
+        .filter(|m| m.is_meta)
+        .filter_map(|m| Marker::parse(&m.content))
+        .collect()
+}
+
+pub fn announced(history: &[Message]) -> Vec<String> {
+    meta_markers(history)
+        .into_iter()
+        .filter_map(|m| match m {
+            Marker::Announce { server, .. } => Some(server),
+            Marker::Offline { .. } => None,
+        })
+        .collect()
+}
+
+pub fn offline(history: &[Message]) -> Vec<String> {
+    meta_markers(history)
+        .into_iter()
+        .filter_map(|m| match m {
+            Marker::Offline { server } => Some(server),
+            Marker::Announce { .. } => None,
+        })
+        .collect()
+}
+
+/// The number of `isMeta` messages.
+pub fn meta_count(history: &[Message]) -> usize {
+    history.iter().filter(|m| m.is_meta).count()
+}
+
+/// The JSONL transcript, one JSON value per line.
+pub fn read_transcript(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox: a private home and workdir, and MCP server configs marked with its path
+
+pub struct Sandbox {
+    _dir: TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub workdir: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix("wave-agent-test-")
+            .tempdir()
+            .expect("temp dir");
+        let root = dir.path().to_path_buf();
+        let home = root.join("home");
+        let workdir = root.join("project");
+        std::fs::create_dir_all(home.join(".wave")).unwrap();
+        std::fs::create_dir_all(&workdir).unwrap();
+        Sandbox {
+            _dir: dir,
+            root,
+            home,
+            workdir,
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// A stdio entry for our test server with `args`; it logs its events to `<name>.events`
+    /// (the sandbox path in its arguments lets `/proc` find it).
+    pub fn server(&self, name: &str, args: &[&str]) -> Value {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.extend([
+            "--event-log".into(),
+            self.events_path(name).display().to_string(),
+        ]);
+        json!({ "command": test_server(), "args": all })
+    }
+
+    /// Like [`Sandbox::server`], also writing its pids to `<name>.pids`.
+    pub fn server_with_pids(&self, name: &str, args: &[&str]) -> Value {
+        let pid_file = self.pid_file(name).display().to_string();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--pid-file", &pid_file]);
+        self.server(name, &all)
+    }
+
+    /// A server whose instructions are the content of `text` (kept verbatim, newlines included).
+    pub fn server_with_instructions(&self, name: &str, text: &str, args: &[&str]) -> Value {
+        let file = self.path(&format!("{name}.instructions"));
+        std::fs::write(&file, text).unwrap();
+        let file = file.display().to_string();
+        let mut all: Vec<&str> = vec!["--instructions-file", &file];
+        all.extend(args);
+        self.server(name, &all)
+    }
+
+    pub fn pid_file(&self, name: &str) -> PathBuf {
+        self.root.join(format!("{name}.pids"))
+    }
+
+    pub fn events_path(&self, name: &str) -> PathBuf {
+        self.root.join(format!("{name}.events"))
+    }
+
+    /// The tool names server `name` was called with, from its event log.
+    pub fn calls(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.events_path(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let mut parts = l.split_whitespace();
+                (parts.next() == Some("call")).then(|| parts.nth(1).unwrap_or("").to_string())
+            })
+            .collect()
+    }
+
+    /// How many processes of server `name` were started.
+    pub fn starts(&self, name: &str) -> usize {
+        std::fs::read_to_string(self.events_path(name))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("start "))
+            .count()
+    }
+
+    /// Options for an agent of this sandbox talking to `model`, with `servers` as constructor
+    /// `mcpServers`.
+    pub fn options(&self, servers: Value, model: &FakeModel) -> AgentOptions {
+        let mcp_servers: Map<String, Value> = match servers {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        AgentOptions {
+            workdir: self.workdir.clone(),
+            mcp_servers,
+            model: ModelSettings {
+                base_url: Some(model.base_url.clone()),
+                api_key: Some("test-key".into()),
+                model: Some("fake-model".into()),
+                vision: false,
+                timeout: Some(Duration::from_secs(60)),
+            },
+            home: Some(self.home.clone()),
+            session_id: Some("test-session".into()),
+            mcp_timeouts: Timeouts {
+                connect: Duration::from_secs(20),
+                tool_call: Duration::from_secs(20),
+                shutdown_grace: Duration::from_millis(500),
+            },
+            mcp_reconnect: ReconnectPolicy {
+                initial_delay: Duration::from_millis(200),
+                max_delay: Duration::from_millis(200),
+                attempts: 20,
+            },
+            ..AgentOptions::default()
+        }
+    }
+
+    pub fn agent(&self, servers: Value, model: &FakeModel) -> Agent {
+        Agent::create(self.options(servers, model)).expect("create the agent")
+    }
+
+    pub fn exec_agent(&self, servers: Value, model: &FakeModel) -> Agent {
+        Agent::create(AgentOptions {
+            tool_pool: ToolPoolMode::Exec,
+            ..self.options(servers, model)
+        })
+        .expect("create the agent")
+    }
+
+    /// Writes `<home>/.wave/settings.json` (user) or `<workdir>/.wave/settings.json` (project).
+    pub fn write_settings(&self, user: bool, settings: Value) {
+        let dir = match user {
+            true => self.home.join(".wave"),
+            false => self.workdir.join(".wave"),
+        };
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    }
+
+    /// Pids of live (non-zombie) processes whose command line mentions this sandbox.
+    pub fn live_processes(&self) -> Vec<u32> {
+        processes_mentioning(&self.root.display().to_string())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes and polling
+
+/// A process exists and is not a zombie (a zombie has exited; only its parent has not reaped it).
+pub fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | None)
+}
+
+pub fn processes_mentioning(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
+        })
+        .filter(|&pid| alive(pid))
+        .collect()
+}
+
+/// Pids written by a test server's `--pid-file` (the server first, then its descendants).
+pub fn read_pids(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Waits until the pid file of a server holds `count` pids.
+pub async fn wait_for_pids(path: &Path, count: usize) -> Vec<u32> {
+    let ready = eventually(Duration::from_secs(10), || read_pids(path).len() >= count).await;
+    assert!(ready, "pid file {} never had {count} pids", path.display());
+    read_pids(path)
+}
+
+/// Polls `check` until it holds or `limit` passes; returns whether it held.
+pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if check() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Asserts that every pid is gone (allowing the kernel a moment to deliver SIGKILL).
+pub async fn assert_all_dead(pids: &[u32]) {
+    assert!(!pids.is_empty(), "no pids to check");
+    let gone = eventually(Duration::from_secs(10), || pids.iter().all(|&p| !alive(p))).await;
+    let survivors: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    assert!(gone, "processes still alive: {survivors:?}");
+}
+
+/// The status of server `name` of `agent`.
+pub fn status(agent: &Agent, name: &str) -> Status {
+    agent
+        .get_mcp_servers()
+        .unwrap()
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("server {name} not listed"))
+        .status
+}
+
+/// Waits until server `name` has `wanted` status.
+pub async fn wait_for_status(agent: &Agent, name: &str, wanted: Status) {
+    let reached = eventually(Duration::from_secs(20), || status(agent, name) == wanted).await;
+    assert!(
+        reached,
+        "{name} never became {wanted:?}: {:?}",
+        status(agent, name)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Our test server over HTTP (Streamable HTTP or legacy SSE), with its control API
+
+pub struct HttpServer {
+    child: Child,
+    /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.
+    pub url: String,
+    base: String,
+}
+
+impl HttpServer {
+    /// `--transport sse` (or `http`), port chosen by the system.
+    pub fn start(transport: &str, args: &[&str]) -> HttpServer {
+        let mut child = Command::new(test_server())
+            .args(["--transport", transport, "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the http test server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        let base = url.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap();
+        HttpServer { child, url, base }
+    }
+
+    /// `POST /control/<what>` (`drop`, `refuse?count=N`).
+    pub fn control(&self, what: &str) {
+        let host = self.base.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(host).expect("connect to the test server");
+        let request = format!(
+            "POST /control/{what} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        assert!(
+            response.starts_with("HTTP/1.1 200"),
+            "control/{what}: {response}"
+        );
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,345 @@
+//! `wave-mcp lsp`: the IDE sidecar. LSP over stdio (tower-lsp-server) carrying the custom
+//! `wave/*` messages declared in `wave-mcp-protocol` (see `docs/protocol.md`).
+//!
+//! Every session (agent) lives in the [`sessions::Registry`]; the `wave/mcp/*` methods act on
+//! the default session, created at `initialize` for the workspace, unless a `sessionId` says
+//! otherwise. Config files are watched ([`watch`]) and deletions edit them in place
+//! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
+
+mod config_edit;
+mod sessions;
+mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use anyhow::Result;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tower_lsp_server::jsonrpc::{self, ErrorCode, Request, Response};
+use tower_lsp_server::ls_types::request::Request as _;
+use tower_lsp_server::ls_types::{
+    InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
+};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use wave_mcp_protocol::{
+    ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
+    METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpServers, REQUEST_FAILED,
+    ServerParams, ServersSnapshot, SessionCreate, SessionCreateParams, SessionCreated,
+    SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionParams, SessionSend,
+    SessionSendAccepted, SessionSendParams,
+};
+
+use sessions::Registry;
+
+/// Requests handled at once. Connects wait for their server, so this is well above the
+/// library's default of 4: a slow connect must not hold up a list or a disconnect.
+const CONCURRENCY: usize = 64;
+
+/// A request that could not be carried out: a `RequestFailed` JSON-RPC error whose `data` names
+/// the cause (and the file, for config edits).
+#[derive(Debug)]
+pub struct Failure {
+    kind: ErrorKind,
+    message: String,
+    path: Option<PathBuf>,
+}
+
+impl Failure {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+            path: None,
+        }
+    }
+
+    pub fn with_path(mut self, path: &Path) -> Failure {
+        self.path = Some(path.to_path_buf());
+        self
+    }
+
+    pub fn unknown_session(id: &str) -> Failure {
+        Failure::new(
+            ErrorKind::UnknownSession,
+            format!("no session \"{id}\" (never created, or destroyed)"),
+        )
+    }
+}
+
+impl From<Failure> for jsonrpc::Error {
+    fn from(failure: Failure) -> jsonrpc::Error {
+        let data = ErrorData {
+            kind: failure.kind,
+            path: failure.path.map(|p| p.to_string_lossy().into_owned()),
+        };
+        jsonrpc::Error {
+            code: ErrorCode::ServerError(REQUEST_FAILED),
+            message: failure.message.into(),
+            data: serde_json::to_value(data).ok(),
+        }
+    }
+}
+
+/// Runs the sidecar until `exit`, the end of stdin or SIGTERM/SIGINT, then tears every session
+/// down so that no MCP process outlives it.
+pub async fn run() -> Result<()> {
+    let registry: Arc<OnceLock<Arc<Registry>>> = Arc::default();
+    let (service, socket) = LspService::build(|client| Backend {
+        client,
+        registry: registry.clone(),
+    })
+    .custom_method(McpServers::METHOD, Backend::servers)
+    .custom_method(McpConnect::METHOD, Backend::connect)
+    .custom_method(McpDisconnect::METHOD, Backend::disconnect)
+    .custom_method(McpDelete::METHOD, Backend::delete)
+    .custom_method(McpConfigPaths::METHOD, Backend::config_paths)
+    .custom_method(SessionCreate::METHOD, Backend::session_create)
+    .custom_method(SessionSend::METHOD, Backend::session_send)
+    .custom_method(SessionDestroy::METHOD, Backend::session_destroy)
+    .finish();
+    let server =
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).concurrency_level(CONCURRENCY);
+    tokio::select! {
+        () = server.serve(EmptyParams(service)) => tracing::info!("LSP connection closed"),
+        () = terminated() => tracing::info!("terminated by a signal"),
+    }
+    if let Some(registry) = registry.get() {
+        registry.shutdown().await;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+#[cfg(not(unix))]
+async fn terminated() {
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+struct Backend {
+    client: Client,
+    registry: Arc<OnceLock<Arc<Registry>>>,
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
+        let options: InitializationOptions = match params.initialization_options.clone() {
+            None | Some(Value::Null) => InitializationOptions::default(),
+            Some(value) => parse_params(value).map_err(|e| {
+                jsonrpc::Error::invalid_params(e.message_at("initializationOptions"))
+            })?,
+        };
+        let home = match &options.home {
+            Some(home) => absolute(Path::new(home)),
+            None => dirs::home_dir()
+                .map(|home| absolute(&home))
+                .unwrap_or_else(|| absolute(Path::new("."))),
+        };
+        let workdir = absolute(&workdir_of(&params, &options));
+        if !workdir.is_dir() {
+            tracing::warn!("workdir {} is not a directory", workdir.display());
+        }
+        let servers = options.mcp_servers.unwrap_or_default();
+        let model = options.model.unwrap_or_default();
+        let registry = Registry::start(self.client.clone(), home, workdir, servers, model);
+        if self.registry.set(registry).is_err() {
+            return Err(jsonrpc::Error::invalid_request());
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                experimental: Some(json!({
+                    "wave": { "methods": METHODS, "defaultSessionId": DEFAULT_SESSION_ID },
+                })),
+                ..ServerCapabilities::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "wave-mcp".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        tracing::debug!("client initialized");
+    }
+
+    async fn shutdown(&self) -> jsonrpc::Result<()> {
+        if let Some(registry) = self.registry.get() {
+            registry.shutdown().await;
+        }
+        Ok(())
+    }
+}
+
+impl Backend {
+    fn registry(&self) -> jsonrpc::Result<&Arc<Registry>> {
+        // tower-lsp-server answers custom methods before `initialize` itself; this is a guard.
+        self.registry.get().ok_or_else(|| jsonrpc::Error {
+            code: ErrorCode::ServerError(-32002),
+            message: "server not initialized".into(),
+            data: None,
+        })
+    }
+
+    async fn servers(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
+        let params: SessionParams = parse(params)?;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.servers().await)
+    }
+
+    async fn connect(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
+        let params: ServerParams = parse(params)?;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.connect(&params.name).await?)
+    }
+
+    async fn disconnect(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
+        let params: ServerParams = parse(params)?;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.disconnect(&params.name).await)
+    }
+
+    async fn delete(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
+        let params: DeleteParams = parse(params)?;
+        let registry = self.registry()?;
+        let session = registry.get(params.session_id.as_deref())?;
+        Ok(registry
+            .delete(&session, &params.name, params.source)
+            .await?)
+    }
+
+    async fn config_paths(&self, params: Value) -> jsonrpc::Result<ConfigPaths> {
+        let params: SessionParams = parse(params)?;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.config_paths())
+    }
+
+    async fn session_create(&self, params: Value) -> jsonrpc::Result<SessionCreated> {
+        let params: SessionCreateParams = parse(params)?;
+        Ok(self.registry()?.create(params)?)
+    }
+
+    async fn session_send(&self, params: Value) -> jsonrpc::Result<SessionSendAccepted> {
+        let params: SessionSendParams = parse(params)?;
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.send(params.text)?)
+    }
+
+    async fn session_destroy(&self, params: Value) -> jsonrpc::Result<SessionDestroyed> {
+        let params: SessionDestroyParams = parse(params)?;
+        Ok(self.registry()?.destroy(&params.session_id).await?)
+    }
+}
+
+/// Params deserialized with the path of the offending field in the message (`name: invalid
+/// type: integer `5`, expected a string`), as an InvalidParams error.
+fn parse<T: DeserializeOwned>(params: Value) -> jsonrpc::Result<T> {
+    parse_params(params).map_err(|e| jsonrpc::Error::invalid_params(e.message_at("params")))
+}
+
+struct ParamsError {
+    /// `name`, `mcpServers.x`; empty for the object itself (e.g. a missing field).
+    path: String,
+    message: String,
+}
+
+impl ParamsError {
+    /// `params.name: invalid type: ...`, `params: missing field `name``.
+    fn message_at(&self, root: &str) -> String {
+        match self.path.as_str() {
+            "" => format!("{root}: {}", self.message),
+            path => format!("{root}.{path}: {}", self.message),
+        }
+    }
+}
+
+fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ParamsError> {
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        ParamsError {
+            path: if path == "." { String::new() } else { path },
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
+/// `initializationOptions.workdir`, else the first workspace folder, else `rootUri`, else
+/// `rootPath`, else the current directory.
+fn workdir_of(params: &InitializeParams, options: &InitializationOptions) -> PathBuf {
+    if let Some(dir) = &options.workdir {
+        return PathBuf::from(dir);
+    }
+    let folder = params
+        .workspace_folders
+        .as_ref()
+        .and_then(|folders| folders.first())
+        .and_then(|folder| folder.uri.to_file_path());
+    if let Some(path) = folder {
+        return path.into_owned();
+    }
+    #[allow(deprecated)]
+    let root_uri = params.root_uri.as_ref().and_then(|uri| uri.to_file_path());
+    if let Some(path) = root_uri {
+        return path.into_owned();
+    }
+    #[allow(deprecated)]
+    if let Some(path) = &params.root_path {
+        return PathBuf::from(path);
+    }
+    PathBuf::from(".")
+}
+
+/// Absolute (from the sidecar's working directory) and canonical where it exists, like the
+/// manager's own paths, so config paths compare equal to watcher events (EDIT-2).
+pub fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Lets a `wave/*` request omit `params` (or send `null`): handlers then see `{}`, so every
+/// optional field takes its default. Everything else passes through untouched.
+struct EmptyParams<S>(S);
+
+impl<S> tower_service::Service<Request> for EmptyParams<S>
+where
+    S: tower_service::Service<Request, Response = Option<Response>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let empty = matches!(request.params(), None | Some(Value::Null));
+        if !(empty && request.method().starts_with("wave/")) {
+            return self.0.call(request);
+        }
+        let (method, id, _) = request.into_parts();
+        let builder = Request::build(method).params(json!({}));
+        let request = match id {
+            Some(id) => builder.id(id).finish(),
+            None => builder.finish(),
+        };
+        self.0.call(request)
+    }
+}

@@ -1,0 +1,665 @@
+//! The session registry: many agents in one sidecar, each owning its MCP manager; versioned
+//! snapshots for replies and `wave/mcp/serversChanged`; reconfiguration (config reload) and
+//! destroy, where a destroy that arrives while a session is being reconfigured is queued and
+//! carried out when the reconfiguration ends (LIFE-9).
+//!
+//! Versions: one counter per process, drawn under one async lock. A notification is queued
+//! while that lock is held, so notifications leave in version order; a reply draws its version
+//! only after the session's forwarder has pushed every change up to the state the reply shows,
+//! so a reply's version is at least that of every notification before it, and a snapshot with a
+//! higher version never shows an older state (UI-11).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tower_lsp_server::Client;
+use wave_mcp_agent::{Agent, AgentOptions, Message, ModelSettings, Role};
+use wave_mcp_manager::{
+    DEFAULT_SHUTDOWN_GRACE, Error as ManagerError, ManagerOptions, McpManager, Snapshot, config,
+};
+use wave_mcp_protocol::{
+    ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
+    McpServersChanged, McpSource, ModelOptions, ServersSnapshot, SessionCreateParams,
+    SessionCreated, SessionDestroyed, SessionMessage, SessionMessageParams, SessionSendAccepted,
+    SessionTurnEnded, SessionTurnEndedParams,
+};
+
+use super::watch::ConfigWatcher;
+use super::{Failure, absolute, config_edit};
+use crate::view::server_view;
+
+/// How long a reply waits for the forwarder to push the changes before it (it normally takes
+/// microseconds; the bound only keeps a reply from hanging on a stuck client).
+const FORWARD_WAIT: Duration = Duration::from_secs(2);
+/// A disconnect answers after at most this long, whatever the process does (UI-4).
+const DISCONNECT_LIMIT: Duration = Duration::from_secs(10);
+
+/// The snapshot counter of the process, behind the lock that orders notifications.
+#[derive(Default)]
+struct Versions(tokio::sync::Mutex<u64>);
+
+/// Sends one session's snapshots: notifications from its manager's changes, and replies.
+struct Publisher {
+    session_id: String,
+    client: Client,
+    versions: Arc<Versions>,
+    manager: McpManager,
+    /// Manager version of the newest snapshot sent, as a reply or a notification.
+    shown: AtomicU64,
+    /// Manager version the forwarder has dealt with.
+    forwarded: watch::Sender<u64>,
+}
+
+impl Publisher {
+    fn wire(&self, version: u64, snapshot: &Snapshot) -> ServersSnapshot {
+        ServersSnapshot {
+            version,
+            session_id: self.session_id.clone(),
+            servers: snapshot.servers.iter().map(server_view).collect(),
+        }
+    }
+
+    /// `wave/mcp/serversChanged` with `snapshot`, unless a reply already showed something newer.
+    async fn push(&self, snapshot: &Snapshot) {
+        let mut counter = self.versions.0.lock().await;
+        if snapshot.version < self.shown.load(Ordering::SeqCst) {
+            return;
+        }
+        self.shown.store(snapshot.version, Ordering::SeqCst);
+        *counter += 1;
+        let params = self.wire(*counter, snapshot);
+        self.client
+            .send_notification::<McpServersChanged>(params)
+            .await;
+    }
+
+    /// The latest snapshot with a fresh version, for a reply.
+    async fn reply(&self) -> ServersSnapshot {
+        let target = self.manager.snapshot().version;
+        let mut forwarded = self.forwarded.subscribe();
+        let caught_up = forwarded.wait_for(|&version| version >= target);
+        if tokio::time::timeout(FORWARD_WAIT, caught_up).await.is_err() {
+            tracing::warn!(session = %self.session_id, "replying before every change was pushed");
+        }
+        let mut counter = self.versions.0.lock().await;
+        let snapshot = self.manager.snapshot();
+        self.shown.fetch_max(snapshot.version, Ordering::SeqCst);
+        *counter += 1;
+        self.wire(*counter, &snapshot)
+    }
+
+    /// Pushes every change of the manager, in order; after a lag, the latest state (UI-5).
+    async fn forward(self: Arc<Self>, mut events: broadcast::Receiver<Arc<Snapshot>>) {
+        loop {
+            let snapshot = match events.recv().await {
+                Ok(snapshot) => snapshot,
+                Err(RecvError::Lagged(_)) => self.manager.snapshot(),
+                Err(RecvError::Closed) => return,
+            };
+            self.push(&snapshot).await;
+            self.forwarded
+                .send_modify(|version| *version = (*version).max(snapshot.version));
+        }
+    }
+}
+
+#[derive(Default)]
+struct Life {
+    /// Reconfigurations running now.
+    reconfiguring: usize,
+    /// A destroy arrived during a reconfiguration; the last one to end carries it out.
+    destroy_queued: bool,
+    destroyed: bool,
+}
+
+/// What a session is created from.
+struct SessionOptions {
+    workdir: PathBuf,
+    home: PathBuf,
+    servers: Map<String, Value>,
+    model: ModelOptions,
+}
+
+/// One agent with its MCP servers, its publisher and its lifecycle.
+pub struct Session {
+    pub id: String,
+    /// The agent's manager (a clone: MCP requests never wait for a running turn).
+    manager: McpManager,
+    /// `None` when no model is configured: the session then only manages MCP servers.
+    agent: Option<tokio::sync::Mutex<Agent>>,
+    /// Why there is no agent.
+    no_agent: Option<String>,
+    home: PathBuf,
+    publisher: Arc<Publisher>,
+    forwarder: Mutex<Option<JoinHandle<()>>>,
+    life: Mutex<Life>,
+    /// One reload at a time.
+    reload: tokio::sync::Mutex<()>,
+    turns: AtomicU64,
+    /// Turns started and maybe still running, aborted by teardown.
+    turn_tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Session {
+    /// Creates the session's agent, or, without a model, its MCP manager alone. Spawns nothing.
+    fn open(
+        id: String,
+        options: SessionOptions,
+        client: Client,
+        versions: Arc<Versions>,
+    ) -> Session {
+        let SessionOptions {
+            workdir,
+            home,
+            servers,
+            model,
+        } = options;
+        let agent = Agent::create(AgentOptions {
+            workdir: workdir.clone(),
+            mcp_servers: servers.clone(),
+            model: ModelSettings {
+                base_url: model.base_url,
+                api_key: model.api_key,
+                model: model.model,
+                ..ModelSettings::default()
+            },
+            home: Some(home.clone()),
+            ..AgentOptions::default()
+        });
+        let (agent, no_agent, manager) = match agent {
+            Ok(agent) => {
+                let manager = agent.manager().clone();
+                (Some(tokio::sync::Mutex::new(agent)), None, manager)
+            }
+            Err(e) => {
+                tracing::info!(session = %id, "no agent, MCP servers only: {e}");
+                let manager = McpManager::new(ManagerOptions {
+                    workdir,
+                    home: Some(home.clone()),
+                    servers,
+                    ..ManagerOptions::default()
+                });
+                (None, Some(e.to_string()), manager)
+            }
+        };
+        // Subscribe before reading the version, so no change falls between the two.
+        let events = manager.subscribe();
+        let (forwarded, _) = watch::channel(manager.snapshot().version);
+        let publisher = Arc::new(Publisher {
+            session_id: id.clone(),
+            client,
+            versions,
+            manager: manager.clone(),
+            shown: AtomicU64::new(0),
+            forwarded,
+        });
+        let forwarder = tokio::spawn(publisher.clone().forward(events));
+        Session {
+            id,
+            manager,
+            agent,
+            no_agent,
+            home,
+            publisher,
+            forwarder: Mutex::new(Some(forwarder)),
+            life: Mutex::new(Life::default()),
+            reload: tokio::sync::Mutex::new(()),
+            turns: AtomicU64::new(0),
+            turn_tasks: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn life(&self) -> MutexGuard<'_, Life> {
+        self.life.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn workdir(&self) -> &Path {
+        self.manager.workdir()
+    }
+
+    fn user_config_path(&self) -> PathBuf {
+        config::user_config_path(&self.home)
+    }
+
+    fn project_config_path(&self) -> PathBuf {
+        config::project_config_path(self.workdir())
+    }
+
+    /// Whether a change of `path` may change this session's servers.
+    fn depends_on(&self, path: &Path) -> bool {
+        path == self.project_config_path()
+            || path == self.user_config_path()
+            || path == self.home.join(".wave")
+    }
+
+    pub async fn servers(&self) -> ServersSnapshot {
+        self.publisher.reply().await
+    }
+
+    /// Connects and answers with the snapshot, also when the connect failed: the reason is the
+    /// row's `error` (UI-12). Only a name that is not configured is an error.
+    pub async fn connect(&self, name: &str) -> Result<ServersSnapshot, Failure> {
+        match self.manager.connect(name).await {
+            Ok(()) => {}
+            Err(e @ ManagerError::UnknownServer(_)) => {
+                return Err(Failure::new(ErrorKind::UnknownServer, e.to_string()));
+            }
+            Err(ManagerError::Destroyed) => return Err(Failure::unknown_session(&self.id)),
+            Err(e) => tracing::info!(session = %self.id, "{e}"),
+        }
+        Ok(self.servers().await)
+    }
+
+    /// Disconnects and always answers with the latest snapshot: a missing entry, a failing or
+    /// slow teardown still get one (UI-4).
+    pub async fn disconnect(&self, name: &str) -> ServersSnapshot {
+        let limit = DEFAULT_SHUTDOWN_GRACE + DISCONNECT_LIMIT;
+        match tokio::time::timeout(limit, self.manager.disconnect(name)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::info!(session = %self.id, "disconnect {name}: {e}"),
+            Err(_) => tracing::warn!(
+                session = %self.id,
+                "teardown of {name} takes longer than {limit:?}; answering anyway"
+            ),
+        }
+        self.servers().await
+    }
+
+    pub fn config_paths(&self) -> ConfigPaths {
+        let text = |path: &Path| path.to_string_lossy().into_owned();
+        ConfigPaths {
+            user_config_path: text(&self.user_config_path()),
+            project_config_path: text(&self.project_config_path()),
+            project_name: self
+                .workdir()
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_else(|| text(self.workdir())),
+            workdir: text(self.workdir()),
+        }
+    }
+
+    /// Queues a turn with `text` as an ordinary user message, sent verbatim (`/settings ...`
+    /// included, ADD-4). Its messages and its end are notified when it finishes.
+    pub fn send(self: &Arc<Self>, text: String) -> Result<SessionSendAccepted, Failure> {
+        if self.agent.is_none() {
+            let reason = self.no_agent.as_deref().unwrap_or("no agent");
+            return Err(Failure::new(
+                ErrorKind::ChatUnavailable,
+                format!("session \"{}\" cannot chat: {reason}", self.id),
+            ));
+        }
+        let turn = self.turns.fetch_add(1, Ordering::SeqCst) + 1;
+        let session = self.clone();
+        let task = tokio::spawn(async move { session.run_turn(turn, text).await });
+        let mut tasks = self.turn_tasks.lock().unwrap_or_else(|e| e.into_inner());
+        tasks.retain(|task| !task.is_finished());
+        tasks.push(task);
+        Ok(SessionSendAccepted {
+            session_id: self.id.clone(),
+            turn,
+        })
+    }
+
+    /// Runs one turn (after the ones before it) and notifies what it added to the history:
+    /// meta, assistant and tool messages (not the user's own message), then the end.
+    async fn run_turn(&self, turn: u64, text: String) {
+        let Some(agent) = &self.agent else {
+            return;
+        };
+        let (result, added) = {
+            let mut agent = agent.lock().await;
+            let start = agent.history().len();
+            let result = agent.send_message(&text).await;
+            let added: Vec<Message> = agent.history().get(start..).unwrap_or_default().to_vec();
+            (result, added)
+        };
+        let mut own_message = true;
+        for message in added {
+            let typed = message.role == Role::User && !message.is_meta && message.content == text;
+            if typed && std::mem::take(&mut own_message) {
+                continue;
+            }
+            let params = SessionMessageParams {
+                session_id: self.id.clone(),
+                turn,
+                message: chat_message(message),
+            };
+            self.publisher
+                .client
+                .send_notification::<SessionMessage>(params)
+                .await;
+        }
+        let params = SessionTurnEndedParams {
+            session_id: self.id.clone(),
+            turn,
+            error: result.err().map(|e| e.to_string()),
+        };
+        self.publisher
+            .client
+            .send_notification::<SessionTurnEnded>(params)
+            .await;
+    }
+
+    /// Counts a reconfiguration in, unless the session is destroyed or queued for it.
+    fn begin_reconfigure(&self) -> bool {
+        let mut life = self.life();
+        if life.destroyed || life.destroy_queued {
+            return false;
+        }
+        life.reconfiguring += 1;
+        true
+    }
+
+    /// Counts a reconfiguration out; `true` when a queued destroy is now due.
+    fn end_reconfigure(&self) -> bool {
+        let mut life = self.life();
+        life.reconfiguring -= 1;
+        if life.reconfiguring > 0 || !life.destroy_queued || life.destroyed {
+            return false;
+        }
+        life.destroyed = true;
+        true
+    }
+
+    /// `Destroyed` when the caller must tear down now, `Queued` when a running reconfiguration
+    /// will.
+    fn request_destroy(&self) -> DestroyState {
+        let mut life = self.life();
+        if life.reconfiguring > 0 {
+            life.destroy_queued = true;
+            return DestroyState::Queued;
+        }
+        life.destroyed = true;
+        DestroyState::Destroyed
+    }
+
+    /// Ends every connection and process of the session, stops its turns and saves its
+    /// transcript (LIFE-8). Idempotent.
+    async fn teardown(&self) {
+        self.life().destroyed = true;
+        // A destroyed session's last snapshots concern nobody (and after `exit` there is no
+        // one to send them to).
+        self.stop_forwarder();
+        self.manager.cleanup().await;
+        let tasks = std::mem::take(&mut *self.turn_tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Some(agent) = &self.agent {
+            agent.lock().await.destroy().await;
+        }
+    }
+
+    fn stop_forwarder(&self) {
+        let forwarder = self
+            .forwarder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
+        }
+    }
+}
+
+struct Inner {
+    sessions: BTreeMap<String, Arc<Session>>,
+    /// Destroyed while being reconfigured; torn down when the reconfiguration ends (LIFE-9).
+    reclaim: Vec<Arc<Session>>,
+    closed: bool,
+}
+
+/// Every session of the sidecar.
+pub struct Registry {
+    client: Client,
+    versions: Arc<Versions>,
+    home: PathBuf,
+    /// Workdir, constructor servers and model from `initialize`, the defaults of new sessions.
+    workdir: PathBuf,
+    servers: Map<String, Value>,
+    model: ModelOptions,
+    inner: Mutex<Inner>,
+    next_id: AtomicU64,
+    watcher: ConfigWatcher,
+}
+
+impl Registry {
+    /// Creates the registry with the default session (spawning nothing, LAZY-1) and starts
+    /// watching its config files.
+    pub fn start(
+        client: Client,
+        home: PathBuf,
+        workdir: PathBuf,
+        servers: Map<String, Value>,
+        model: ModelOptions,
+    ) -> Arc<Registry> {
+        let registry = Arc::new_cyclic(|weak: &Weak<Registry>| {
+            let weak = weak.clone();
+            Registry {
+                client,
+                versions: Arc::default(),
+                home,
+                workdir,
+                servers,
+                model,
+                inner: Mutex::new(Inner {
+                    sessions: BTreeMap::new(),
+                    reclaim: Vec::new(),
+                    closed: false,
+                }),
+                next_id: AtomicU64::new(1),
+                watcher: ConfigWatcher::start(move |paths| {
+                    if let Some(registry) = weak.upgrade() {
+                        registry.config_changed(&paths);
+                    }
+                }),
+            }
+        });
+        let options = SessionOptions {
+            workdir: registry.workdir.clone(),
+            home: registry.home.clone(),
+            servers: registry.servers.clone(),
+            model: registry.model.clone(),
+        };
+        if let Err(e) = registry.open(DEFAULT_SESSION_ID.into(), options) {
+            tracing::error!("cannot open the default session: {}", e.message);
+        }
+        registry
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn open(&self, id: String, options: SessionOptions) -> Result<Arc<Session>, Failure> {
+        let session = Arc::new(Session::open(
+            id.clone(),
+            options,
+            self.client.clone(),
+            self.versions.clone(),
+        ));
+        {
+            let mut inner = self.lock();
+            if inner.closed {
+                drop(inner);
+                session.stop_forwarder();
+                return Err(Failure::new(
+                    ErrorKind::ShuttingDown,
+                    "the sidecar is shutting down",
+                ));
+            }
+            inner.sessions.insert(id, session.clone());
+        }
+        self.watcher.watch_dir(session.workdir());
+        self.watcher.watch_dir(&self.home);
+        self.watcher.watch_dir(&self.home.join(".wave"));
+        Ok(session)
+    }
+
+    /// `wave/session/create`.
+    pub fn create(&self, params: SessionCreateParams) -> Result<SessionCreated, Failure> {
+        let workdir = match &params.workdir {
+            Some(dir) => absolute(Path::new(dir)),
+            None => self.workdir.clone(),
+        };
+        let options = SessionOptions {
+            workdir,
+            home: self.home.clone(),
+            servers: params.mcp_servers.unwrap_or_else(|| self.servers.clone()),
+            model: params.model.unwrap_or_else(|| self.model.clone()),
+        };
+        let id = format!("session-{}", self.next_id.fetch_add(1, Ordering::SeqCst));
+        let session = self.open(id, options)?;
+        Ok(SessionCreated {
+            session_id: session.id.clone(),
+        })
+    }
+
+    /// The session `id`, by default the default session.
+    pub fn get(&self, id: Option<&str>) -> Result<Arc<Session>, Failure> {
+        let id = id.unwrap_or(DEFAULT_SESSION_ID);
+        self.lock()
+            .sessions
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Failure::unknown_session(id))
+    }
+
+    /// `wave/session/destroy`: the session leaves the registry at once; its teardown runs now,
+    /// or, while it is being reconfigured, from the reclaim queue when that ends (LIFE-9).
+    pub async fn destroy(&self, id: &str) -> Result<SessionDestroyed, Failure> {
+        let (session, state) = {
+            let mut inner = self.lock();
+            let Some(session) = inner.sessions.remove(id) else {
+                return Err(Failure::unknown_session(id));
+            };
+            let state = session.request_destroy();
+            if state == DestroyState::Queued {
+                inner.reclaim.push(session.clone());
+            }
+            (session, state)
+        };
+        match state {
+            DestroyState::Queued => {
+                tracing::info!(session = %id, "destroy queued until the reconfiguration ends");
+            }
+            DestroyState::Destroyed => session.teardown().await,
+        }
+        Ok(SessionDestroyed {
+            session_id: id.to_string(),
+            state,
+        })
+    }
+
+    /// Re-reads the session's config and applies it; a destroy queued meanwhile is carried out
+    /// right after.
+    pub async fn reconfigure(&self, session: &Arc<Session>) {
+        if !session.begin_reconfigure() {
+            return;
+        }
+        {
+            let _one_at_a_time = session.reload.lock().await;
+            session.manager.reload().await;
+        }
+        if !session.end_reconfigure() {
+            return;
+        }
+        tracing::info!(session = %session.id, "reclaiming a session destroyed while reconfigured");
+        session.teardown().await;
+        self.lock().reclaim.retain(|s| !Arc::ptr_eq(s, session));
+    }
+
+    /// `wave/mcp/delete`: removes the entry from its file, then reloads, so the server leaves
+    /// the list and its process tree ends if it was connected (DEL-2).
+    pub async fn delete(
+        &self,
+        session: &Arc<Session>,
+        name: &str,
+        source: McpSource,
+    ) -> Result<ServersSnapshot, Failure> {
+        let path = match source {
+            McpSource::User => session.user_config_path(),
+            McpSource::Project => session.project_config_path(),
+            McpSource::Plugin | McpSource::Constructor => {
+                let from = match source {
+                    McpSource::Plugin => "a plugin",
+                    _ => "the host's constructor options",
+                };
+                return Err(Failure::new(
+                    ErrorKind::ReadOnly,
+                    format!("MCP server \"{name}\" comes from {from} and is read-only"),
+                ));
+            }
+        };
+        config_edit::remove_server(&path, name)?;
+        tracing::info!(session = %session.id, "deleted MCP server {name} from {}", path.display());
+        self.reconfigure(session).await;
+        Ok(session.servers().await)
+    }
+
+    /// A watched file changed: reconfigure every session that reads it.
+    fn config_changed(self: &Arc<Self>, paths: &[PathBuf]) {
+        // `~/.wave` may have just been created: watch it from now on.
+        self.watcher.watch_dir(&self.home.join(".wave"));
+        let affected: Vec<Arc<Session>> = self
+            .lock()
+            .sessions
+            .values()
+            .filter(|s| paths.iter().any(|p| s.depends_on(p)))
+            .cloned()
+            .collect();
+        for session in affected {
+            tracing::info!(session = %session.id, "MCP config changed; reloading");
+            let registry = self.clone();
+            tokio::spawn(async move { registry.reconfigure(&session).await });
+        }
+    }
+
+    /// `shutdown`, `exit`, end of stdin: tears every session down, queued ones included, and
+    /// accepts no new one. Idempotent.
+    pub async fn shutdown(&self) {
+        let sessions: Vec<Arc<Session>> = {
+            let mut inner = self.lock();
+            inner.closed = true;
+            let mut all: Vec<Arc<Session>> =
+                std::mem::take(&mut inner.sessions).into_values().collect();
+            all.append(&mut inner.reclaim);
+            all
+        };
+        self.watcher.stop();
+        futures::future::join_all(sessions.iter().map(|s| s.teardown())).await;
+    }
+}
+
+/// A history message as the chat view shows it (images are not carried).
+fn chat_message(message: Message) -> ChatMessage {
+    ChatMessage {
+        role: match message.role {
+            Role::User => ChatRole::User,
+            Role::Assistant => ChatRole::Assistant,
+            Role::Tool => ChatRole::Tool,
+        },
+        content: message.content,
+        tool_calls: message
+            .tool_calls
+            .into_iter()
+            .map(|call| ChatToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+            })
+            .collect(),
+        tool_name: message.tool_name,
+        is_error: message.is_error,
+        is_meta: message.is_meta,
+    }
+}

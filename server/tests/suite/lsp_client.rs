@@ -1,0 +1,311 @@
+//! A small LSP client for the sidecar tests: spawns the real `wave-mcp lsp`, frames messages
+//! with `Content-Length`, matches responses to request ids, and records every message from the
+//! sidecar in arrival order (so tests can compare the versions of replies and notifications).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{Notify, oneshot};
+
+use super::support::{Sandbox, wave_mcp};
+
+/// Longest wait for a reply or a notification (a bound, not a speed assertion).
+pub const LIMIT: Duration = Duration::from_secs(60);
+
+/// A JSON-RPC error reply.
+#[derive(Debug, Clone)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Value,
+}
+
+impl RpcError {
+    /// `data.kind` of a `RequestFailed` error.
+    pub fn kind(&self) -> &str {
+        self.data["kind"].as_str().unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    /// Every message from the sidecar, in arrival order.
+    log: Mutex<Vec<Value>>,
+    arrived: Notify,
+}
+
+/// The sidecar process and our end of its stdio.
+pub struct Sidecar {
+    child: Child,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    next_id: AtomicI64,
+    shared: Arc<Shared>,
+}
+
+impl Sidecar {
+    /// Spawns `wave-mcp lsp` in `cwd`; `configure` may add env vars or change the user.
+    pub fn spawn(cwd: &Path, configure: impl FnOnce(&mut Command)) -> Sidecar {
+        let mut command = Command::new(wave_mcp());
+        command
+            .arg("lsp")
+            .current_dir(cwd)
+            .env("WAVE_LOG", "warn")
+            // Sessions get an agent only when a test asks for a model.
+            .env_remove("WAVE_MODEL")
+            .env_remove("WAVE_BASE_URL")
+            .env_remove("WAVE_API_KEY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        configure(&mut command);
+        let mut child = command.spawn().expect("spawn wave-mcp lsp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let shared = Arc::new(Shared::default());
+        tokio::spawn(read_messages(stdout, shared.clone()));
+        Sidecar {
+            child,
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            next_id: AtomicI64::new(1),
+            shared,
+        }
+    }
+
+    /// Spawns and initializes a sidecar for the sandbox (its home and workdir), with
+    /// `constructor` as `initializationOptions.mcpServers`.
+    pub async fn start(sandbox: &Sandbox, constructor: Value) -> Sidecar {
+        let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
+        let mut options = json!({
+            "home": sandbox.home,
+            "workdir": sandbox.workdir,
+        });
+        if !constructor.is_null() {
+            options["mcpServers"] = constructor;
+        }
+        sidecar
+            .initialize(json!({ "initializationOptions": options }))
+            .await
+            .expect("initialize");
+        sidecar
+    }
+
+    /// `initialize` with `params` (plus empty capabilities), then `initialized`.
+    pub async fn initialize(&self, mut params: Value) -> Result<Value, RpcError> {
+        params["capabilities"] = json!({});
+        params["processId"] = Value::Null;
+        let result = self.request("initialize", params).await?;
+        self.notify("initialized", json!({})).await;
+        Ok(result)
+    }
+
+    async fn write(&self, message: &Value) {
+        let body = serde_json::to_vec(message).unwrap();
+        self.write_raw(&body).await;
+    }
+
+    /// Sends `body` as one framed message, whatever it holds.
+    pub async fn write_raw(&self, body: &[u8]) {
+        let mut stdin = self.stdin.lock().await;
+        let stdin = stdin.as_mut().expect("stdin is open");
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        stdin.write_all(header.as_bytes()).await.unwrap();
+        stdin.write_all(body).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request and waits for its reply (panics after [`LIMIT`]).
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.shared.pending.lock().unwrap().insert(id, tx);
+        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        self.write(&message).await;
+        let reply = tokio::time::timeout(LIMIT, rx)
+            .await
+            .unwrap_or_else(|_| panic!("no reply to {method} within {LIMIT:?}"))
+            .expect("the sidecar closed stdout before replying");
+        match reply.get("error") {
+            Some(error) => Err(RpcError {
+                code: error["code"].as_i64().unwrap_or_default(),
+                message: error["message"].as_str().unwrap_or_default().to_string(),
+                data: error.get("data").cloned().unwrap_or(Value::Null),
+            }),
+            None => Ok(reply.get("result").cloned().unwrap_or(Value::Null)),
+        }
+    }
+
+    /// A request that must succeed.
+    pub async fn ok(&self, method: &str, params: Value) -> Value {
+        match self.request(method, params).await {
+            Ok(result) => result,
+            Err(e) => panic!("{method} failed: {e:?}"),
+        }
+    }
+
+    /// A request that must fail.
+    pub async fn err(&self, method: &str, params: Value) -> RpcError {
+        match self.request(method, params).await {
+            Ok(result) => panic!("{method} succeeded: {result}"),
+            Err(e) => e,
+        }
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) {
+        self.write(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+            .await;
+    }
+
+    /// Every message received so far, in arrival order.
+    pub fn messages(&self) -> Vec<Value> {
+        self.shared.log.lock().unwrap().clone()
+    }
+
+    /// How many messages have arrived: a cursor for [`Sidecar::wait_notification`].
+    pub fn received(&self) -> usize {
+        self.shared.log.lock().unwrap().len()
+    }
+
+    /// Params of every `method` notification received so far.
+    pub fn notifications(&self, method: &str) -> Vec<Value> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m["method"] == method)
+            .map(|m| m["params"].clone())
+            .collect()
+    }
+
+    /// Waits for a `method` notification at or after message `since` whose params satisfy
+    /// `check`; returns its params.
+    pub async fn wait_notification(
+        &self,
+        since: usize,
+        method: &str,
+        check: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        loop {
+            let arrived = self.shared.arrived.notified();
+            let found = {
+                let log = self.shared.log.lock().unwrap();
+                log[since.min(log.len())..]
+                    .iter()
+                    .find(|m| m["method"] == method && check(&m["params"]))
+                    .map(|m| m["params"].clone())
+            };
+            if let Some(params) = found {
+                return params;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!(
+                    "no matching {method} within {LIMIT:?}; received: {:#?}",
+                    self.notifications(method)
+                );
+            }
+        }
+    }
+
+    /// Closes our end of the sidecar's stdin (end of input).
+    pub async fn close_stdin(&self) {
+        self.stdin.lock().await.take();
+    }
+
+    /// Waits for the sidecar to exit.
+    pub async fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("the sidecar did not exit within {limit:?}"))
+            .expect("wait for the sidecar")
+    }
+
+    /// Whether the sidecar process is still running.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// `shutdown` then `exit`; the process must end with status 0.
+    pub async fn stop(mut self) {
+        self.ok("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null).await;
+        let status = self.wait_exit(Duration::from_secs(20)).await;
+        assert!(status.success(), "sidecar exit status: {status}");
+    }
+}
+
+async fn read_messages(stdout: ChildStdout, shared: Arc<Shared>) {
+    let mut reader = BufReader::new(stdout);
+    while let Some(message) = read_message(&mut reader).await {
+        let id = message.get("id").and_then(Value::as_i64);
+        let is_reply = message.get("method").is_none();
+        shared.log.lock().unwrap().push(message.clone());
+        let waiting = id.filter(|_| is_reply);
+        if let Some(tx) = waiting.and_then(|id| shared.pending.lock().unwrap().remove(&id)) {
+            let _ = tx.send(message);
+        }
+        shared.arrived.notify_waiters();
+    }
+    shared.pending.lock().unwrap().clear();
+    shared.arrived.notify_waiters();
+}
+
+async fn read_message(reader: &mut BufReader<ChildStdout>) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).await.ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// The server named `name` in a snapshot (panics when absent).
+pub fn row<'a>(snapshot: &'a Value, name: &str) -> &'a Value {
+    snapshot["servers"]
+        .as_array()
+        .and_then(|servers| servers.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("no server {name} in {snapshot:#}"))
+}
+
+/// Whether a snapshot lists `name`.
+pub fn lists(snapshot: &Value, name: &str) -> bool {
+    snapshot["servers"]
+        .as_array()
+        .is_some_and(|servers| servers.iter().any(|s| s["name"] == name))
+}
+
+/// The status of `name` in a snapshot, if listed.
+pub fn status_of(snapshot: &Value, name: &str) -> Option<String> {
+    snapshot["servers"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name)
+        .and_then(|s| s["status"].as_str())
+        .map(str::to_string)
+}
+
+pub fn version(snapshot: &Value) -> u64 {
+    snapshot["version"].as_u64().expect("snapshot version")
+}

@@ -1,0 +1,329 @@
+// Generated from protocol/src/lib.rs (wave-mcp-protocol) by `WAVE_UPDATE_GENERATED=1 cargo test -p wave-mcp-protocol`.
+// Do not edit: change the Rust declarations and regenerate. See docs/protocol.md.
+/* eslint-disable */
+
+export const DEFAULT_SESSION_ID = "default";
+
+/** JSON-RPC error code of a request that could not be carried out; `data` is an `ErrorData`. */
+export const REQUEST_FAILED = -32803;
+
+/**
+ * Where a server's config came from.
+ */
+export type McpSource = "user" | "project" | "plugin" | "constructor";
+
+/**
+ * A server's connection state.
+ */
+export type McpStatus = "connected" | "connecting" | "reconnecting" | "error" | "disconnected";
+
+/**
+ * One tool of a server, live or from the snapshot cache.
+ */
+export type McpToolView = { 
+/**
+ * The server's own name for the tool.
+ */
+name: string, 
+/**
+ * `mcp__<server>__<tool>`, the name the model sees.
+ */
+fullName: string, description?: string, };
+
+/**
+ * One configured server as lists show it. Values are as written in the config (`${VAR}` not
+ * expanded); env and header values are never included.
+ */
+export type McpServerView = { name: string, source: McpSource, 
+/**
+ * `stdio`, `http`, `sse`, or the unknown `type` as written.
+ */
+transport: string, command?: string, args: Array<string>, url?: string, status: McpStatus, 
+/**
+ * Why the server is in `error`.
+ */
+error?: string, toolCount: number, tools: Array<McpToolView>, 
+/**
+ * The tools come from the snapshot cache of an earlier connection, not a live one.
+ */
+toolsFromCache: boolean, 
+/**
+ * RFC 3339 time of the last successful connection, live or cached.
+ */
+lastConnectedAt?: string, 
+/**
+ * Absolute path of the file the entry is in; absent for constructor servers.
+ */
+configPath?: string, 
+/**
+ * Plugin and constructor servers cannot be edited or deleted.
+ */
+readOnly: boolean, };
+
+/**
+ * The model a session's agent talks to (an OpenAI-compatible Chat Completions endpoint). Unset
+ * fields fall back to the sidecar's `WAVE_BASE_URL`, `WAVE_API_KEY` and `WAVE_MODEL`; without a
+ * model, sessions still manage MCP servers but cannot chat.
+ */
+export type ModelOptions = { 
+/**
+ * E.g. `https://api.openai.com/v1`; requests go to `{baseUrl}/chat/completions`.
+ */
+baseUrl?: string, apiKey?: string, model?: string, };
+
+/**
+ * `initializationOptions` of the LSP `initialize` request. Every field is optional.
+ */
+export type InitializationOptions = { 
+/**
+ * Constructor-level servers of the default session (highest precedence), an object keyed by
+ * server name in the `.mcp.json` format.
+ */
+mcpServers?: { [key in string]: JsonValue }, 
+/**
+ * Replaces the home directory (`~/.wave/...`); relative paths are taken from the sidecar's
+ * working directory. Meant for tests.
+ */
+home?: string, 
+/**
+ * The project directory, when the host has no workspace folder to offer; wins over
+ * `workspaceFolders` and `rootUri`. Relative paths are taken from the sidecar's working
+ * directory.
+ */
+workdir?: string, 
+/**
+ * The model of every session's agent (sessions may override it).
+ */
+model?: ModelOptions, };
+
+/**
+ * Params of a request about one session's servers as a whole.
+ */
+export type SessionParams = { 
+/**
+ * Default: `"default"`, the workspace's agent.
+ */
+sessionId?: string, };
+
+/**
+ * Params of `wave/mcp/connect` and `wave/mcp/disconnect`.
+ */
+export type ServerParams = { 
+/**
+ * The server's name as listed.
+ */
+name: string, 
+/**
+ * Default: `"default"`, the workspace's agent.
+ */
+sessionId?: string, };
+
+/**
+ * Params of `wave/mcp/delete`.
+ */
+export type DeleteParams = { name: string, 
+/**
+ * Which file to remove the entry from: `user` (`~/.wave/mcp.json`) or `project`
+ * (`<workdir>/.mcp.json`). `plugin` and `constructor` are refused (read-only).
+ */
+source: McpSource, 
+/**
+ * Default: `"default"`, the workspace's agent.
+ */
+sessionId?: string, };
+
+/**
+ * Every server of one session at one moment: the result of the `wave/mcp/*` requests and the
+ * payload of `wave/mcp/serversChanged`.
+ */
+export type ServersSnapshot = { 
+/**
+ * From one counter per sidecar process, shared by replies and notifications: a snapshot
+ * with a higher version is never older. Clients drop anything older than what they show.
+ */
+version: number, sessionId: string, servers: Array<McpServerView>, };
+
+/**
+ * Result of `wave/mcp/configPaths` (the host's `mcpConfigPathsResponse`): absolute OS paths,
+ * whether or not the files exist.
+ */
+export type ConfigPaths = { 
+/**
+ * `~/.wave/mcp.json`.
+ */
+userConfigPath: string, 
+/**
+ * `<workdir>/.mcp.json`.
+ */
+projectConfigPath: string, 
+/**
+ * The workdir's last path component.
+ */
+projectName: string, 
+/**
+ * The session's working directory.
+ */
+workdir: string, };
+
+/**
+ * Params of `wave/session/create`.
+ */
+export type SessionCreateParams = { 
+/**
+ * Default: the workdir of the default session. Relative paths are taken from the
+ * sidecar's working directory.
+ */
+workdir?: string, 
+/**
+ * Constructor-level servers of this session. Default: those of `initializationOptions`.
+ */
+mcpServers?: { [key in string]: JsonValue }, 
+/**
+ * Default: the model of `initializationOptions`.
+ */
+model?: ModelOptions, };
+
+/**
+ * Result of `wave/session/create`.
+ */
+export type SessionCreated = { sessionId: string, };
+
+/**
+ * Params of `wave/session/send`.
+ */
+export type SessionSendParams = { sessionId: string, 
+/**
+ * Sent verbatim as an ordinary user message (`/settings ...` included, ADD-4).
+ */
+text: string, };
+
+/**
+ * Result of `wave/session/send`: the message was accepted and its turn queued (a session runs
+ * one turn at a time). What the turn produces arrives as `wave/session/message` notifications,
+ * then `wave/session/turnEnded`.
+ */
+export type SessionSendAccepted = { sessionId: string, 
+/**
+ * Numbers the session's turns from 1; `turnEnded` carries the same number.
+ */
+turn: number, };
+
+/**
+ * Who a chat message comes from.
+ */
+export type ChatRole = "user" | "assistant" | "tool";
+
+/**
+ * A tool call made by the model, as the chat view shows it.
+ */
+export type ChatToolCall = { id: string, 
+/**
+ * The tool's full name (`mcp__<server>__<tool>` for MCP tools).
+ */
+name: string, 
+/**
+ * The arguments as the model wrote them (a JSON text).
+ */
+arguments: string, };
+
+/**
+ * One message of a session's conversation.
+ */
+export type ChatMessage = { role: ChatRole, content: string, 
+/**
+ * For `assistant`: the tool calls it made.
+ */
+toolCalls: Array<ChatToolCall>, 
+/**
+ * For `tool`: the tool's full name.
+ */
+toolName?: string, 
+/**
+ * For `tool`: the result is an error.
+ */
+isError: boolean, 
+/**
+ * Written by the runtime for the model (e.g. MCP instructions), hidden in the chat view.
+ */
+isMeta: boolean, };
+
+/**
+ * Payload of `wave/session/message`.
+ */
+export type SessionMessageParams = { sessionId: string, turn: number, message: ChatMessage, };
+
+/**
+ * Payload of `wave/session/turnEnded`.
+ */
+export type SessionTurnEndedParams = { sessionId: string, turn: number, 
+/**
+ * Why the turn stopped early (model unreachable, ...), for the host to show as a
+ * notification; absent when it completed.
+ */
+error?: string, };
+
+/**
+ * Params of `wave/session/destroy`.
+ */
+export type SessionDestroyParams = { sessionId: string, };
+
+/**
+ * What happened to a destroyed session.
+ */
+export type DestroyState = "destroyed" | "queued";
+
+/**
+ * Result of `wave/session/destroy`.
+ */
+export type SessionDestroyed = { sessionId: string, state: DestroyState, };
+
+/**
+ * Machine-readable cause of a [`REQUEST_FAILED`] error.
+ */
+export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown";
+
+/**
+ * `data` of a [`REQUEST_FAILED`] error.
+ */
+export type ErrorData = { kind: ErrorKind, 
+/**
+ * The config file concerned, absolute.
+ */
+path?: string, };
+
+/** Any JSON value. */
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+/** Every custom method name. */
+export const Methods = {
+  mcpServers: "wave/mcp/servers",
+  mcpConnect: "wave/mcp/connect",
+  mcpDisconnect: "wave/mcp/disconnect",
+  mcpDelete: "wave/mcp/delete",
+  mcpConfigPaths: "wave/mcp/configPaths",
+  mcpServersChanged: "wave/mcp/serversChanged",
+  sessionCreate: "wave/session/create",
+  sessionSend: "wave/session/send",
+  sessionMessage: "wave/session/message",
+  sessionTurnEnded: "wave/session/turnEnded",
+  sessionDestroy: "wave/session/destroy",
+} as const;
+
+/** Client → sidecar requests: params and result of each. */
+export interface Requests {
+  "wave/mcp/servers": { params: SessionParams; result: ServersSnapshot };
+  "wave/mcp/connect": { params: ServerParams; result: ServersSnapshot };
+  "wave/mcp/disconnect": { params: ServerParams; result: ServersSnapshot };
+  "wave/mcp/delete": { params: DeleteParams; result: ServersSnapshot };
+  "wave/mcp/configPaths": { params: SessionParams; result: ConfigPaths };
+  "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
+  "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };
+  "wave/session/destroy": { params: SessionDestroyParams; result: SessionDestroyed };
+}
+
+/** Sidecar → client notifications: params of each. */
+export interface Notifications {
+  "wave/mcp/serversChanged": ServersSnapshot;
+  "wave/session/message": SessionMessageParams;
+  "wave/session/turnEnded": SessionTurnEndedParams;
+}
