@@ -21,11 +21,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(cli::run(args));
-    // A read of stdin still pending (the sidecar after `exit`, with the client's end open) must
-    // not hold the process: everything that matters has finished by now.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    match result {
+    match runtime.block_on(cli::run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", one_line(&format!("{e:#}")));

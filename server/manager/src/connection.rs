@@ -87,8 +87,8 @@ pub(crate) async fn dial(
             .await;
             let started = match started {
                 Ok(Ok(started)) => started,
-                Ok(Err(e)) => return Err(with_stderr(e, &stderr)),
-                Err(_) => return Err(with_stderr(timed_out(timeout), &stderr)),
+                Ok(Err(e)) => return Err(failed(e, process).await),
+                Err(_) => return Err(failed(timed_out(timeout), process).await),
             };
             let mut dialed = dialed(started, Some(process), Some(stderr));
             dialed.exited = exited;
@@ -117,6 +117,14 @@ pub(crate) async fn dial(
             Ok(dialed)
         }
     }
+}
+
+/// A stdio dial that failed: the tree is gone before the failure is reported (no orphan even if
+/// the caller exits right away), and the reason ends with the server's last stderr lines.
+async fn failed(reason: String, process: ServerProcess) -> String {
+    let stderr = process.stderr().clone();
+    process.terminate(Duration::ZERO).await;
+    with_stderr(reason, &stderr)
 }
 
 fn dialed(

@@ -417,6 +417,16 @@ impl McpManager {
             .collect()
     }
 
+    /// The rmcp peer of `server`'s live connection; `None` unless it is connected. Read-only:
+    /// for callers that measure or diagnose the connection itself (the benchmarks compare a
+    /// direct `call_tool` on it with the agent's execution funnel). Tool calls should go
+    /// through [`McpManager::call_tool`].
+    pub fn peer(&self, server: &str) -> Option<rmcp::Peer<rmcp::RoleClient>> {
+        let state = self.shared.lock();
+        let slot = state.slots.iter().find(|s| s.entry.name == server)?;
+        slot.live.as_ref().map(|live| live.connection.peer.clone())
+    }
+
     /// Calls a tool by its full name (TOOL-3, TOOL-6); the server is found by that name alone.
     /// A call to a server that is `reconnecting` waits for the reconnect, bounded by the call
     /// timeout, and fails with [`Error::Reconnecting`] if it does not come back (TOOL-7).

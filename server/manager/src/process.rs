@@ -19,6 +19,10 @@ use tokio::sync::{oneshot, watch};
 const STDERR_LINES: usize = 200;
 /// Longest stderr line kept (longer lines are cut).
 const STDERR_LINE_LEN: usize = 2000;
+/// How long an ended server's last stderr lines are waited for.
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
+/// How long teardown waits for SIGKILLed group members to be gone.
+const KILL_SETTLE: Duration = Duration::from_secs(1);
 /// How many trailing stderr lines an error reason quotes.
 pub const STDERR_TAIL_IN_REASON: usize = 10;
 
@@ -188,14 +192,15 @@ async fn supervise(mut s: Supervised) {
         status = s.child.wait() => {
             // The leader is gone: sweep descendants still in its group, then report.
             kill_tree_now(s.pid);
-            let _ = tokio::time::timeout(Duration::from_millis(500), s.stderr_done).await;
+            let _ = tokio::time::timeout(STDERR_DRAIN, s.stderr_done).await;
             let _ = s.exited.send(UnexpectedExit { status: status.ok() });
         }
         grace = &mut s.shutdown => {
             // A dropped sender (owner dropped) means "now", with no grace.
             let grace = grace.unwrap_or(Duration::ZERO);
             terminate_tree(&mut s.child, s.pid, grace).await;
-            s.stderr_done.abort();
+            // Every writer is dead: the pipe ends, and the tail holds the last lines.
+            let _ = tokio::time::timeout(STDERR_DRAIN, s.stderr_done).await;
         }
     }
     let _ = s.finished.send(true);
@@ -225,6 +230,11 @@ async fn terminate_tree(child: &mut Child, pid: u32, grace: Duration) {
     }
     signal_group(pid, Signal::SIGKILL);
     let _ = child.wait().await;
+    // SIGKILL is delivered asynchronously: return once no member of the group still runs.
+    let deadline = tokio::time::Instant::now() + KILL_SETTLE;
+    while group_alive(pid) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[cfg(windows)]
@@ -262,9 +272,40 @@ fn signal_group(pid: u32, signal: nix::sys::signal::Signal) {
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
 }
 
-#[cfg(unix)]
-fn group_alive(pid: u32) -> bool {
-    let Ok(pgid) = i32::try_from(pid) else {
+/// Whether a process of group `pgid` still runs. Zombies do not count: they have exited, and an
+/// orphaned one waits for an init process that may never reap it.
+#[cfg(target_os = "linux")]
+fn group_alive(pgid: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let pgid = pgid.to_string();
+    dir.filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .any(|entry| {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                return false;
+            };
+            // After the parenthesised command name: state, ppid, pgrp.
+            let mut fields = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest)
+                .unwrap_or("")
+                .split_whitespace();
+            let state = fields.next();
+            let pgrp = fields.nth(1);
+            pgrp == Some(pgid.as_str()) && !matches!(state, Some("Z") | Some("X"))
+        })
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn group_alive(pgid: u32) -> bool {
+    let Ok(pgid) = i32::try_from(pgid) else {
         return false;
     };
     nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()

@@ -99,8 +99,7 @@ pub async fn run() -> Result<()> {
     .custom_method(SessionSend::METHOD, Backend::session_send)
     .custom_method(SessionDestroy::METHOD, Backend::session_destroy)
     .finish();
-    let server =
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).concurrency_level(CONCURRENCY);
+    let server = Server::new(stdin(), tokio::io::stdout(), socket).concurrency_level(CONCURRENCY);
     tokio::select! {
         () = server.serve(EmptyParams(service)) => tracing::info!("LSP connection closed"),
         () = terminated() => tracing::info!("terminated by a signal"),
@@ -109,6 +108,35 @@ pub async fn run() -> Result<()> {
         registry.shutdown().await;
     }
     Ok(())
+}
+
+/// Stdin read by a thread of its own. `tokio::io::stdin` reads on the runtime's blocking pool,
+/// and a read still pending after `exit` (the client keeps its end open) would hold the runtime,
+/// and the process, until the client closes it.
+fn stdin() -> tokio::io::DuplexStream {
+    let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+    let spawned = std::thread::Builder::new()
+        .name("lsp-stdin".into())
+        .spawn(move || {
+            use std::io::Read;
+            use tokio::io::AsyncWriteExt;
+            let mut stdin = std::io::stdin().lock();
+            let mut buffer = [0u8; 16 * 1024];
+            loop {
+                let n = match stdin.read(&mut buffer) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                // The reader side is gone once the server stopped: stop reading too.
+                if futures::executor::block_on(writer.write_all(&buffer[..n])).is_err() {
+                    return;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the stdin reader: {e}");
+    }
+    reader
 }
 
 #[cfg(unix)]

@@ -500,8 +500,12 @@ impl Registry {
             inner.sessions.insert(id, session.clone());
         }
         self.watcher.watch_dir(session.workdir());
-        self.watcher.watch_dir(&self.home);
-        self.watcher.watch_dir(&self.home.join(".wave"));
+        // The home directory itself only until `~/.wave` exists (to see it being created).
+        let wave_dir = self.home.join(".wave");
+        match wave_dir.is_dir() {
+            true => self.watcher.watch_dir(&wave_dir),
+            false => self.watcher.watch_dir(&self.home),
+        }
         Ok(session)
     }
 

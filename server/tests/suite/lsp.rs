@@ -247,7 +247,12 @@ async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
     assert!(unknown.message.contains("nope"), "{unknown:?}");
     // Nothing but snapshots came from the sidecar: no chat message.
     assert!(sidecar.notifications("wave/session/message").is_empty());
-    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+    // The failed dial's process was killed (SIGKILL lands a moment later).
+    let gone = eventually(Duration::from_secs(5), || {
+        sandbox.live_processes().is_empty()
+    })
+    .await;
+    assert!(gone, "{:?}", sandbox.live_processes());
     sidecar.stop().await;
 }
 
@@ -419,7 +424,17 @@ async fn del_3_delete_without_write_permission_is_an_error_and_changes_nothing()
     let bytes = file_state(&project_file);
     // Files we create are owned by our effective user.
     let as_root = std::fs::metadata(&sandbox.root).unwrap().uid() == 0;
-    let sidecar = Sidecar::spawn(&sandbox.root, |command| {
+    // `nobody` must be able to reach the binary: else run a copy from the sandbox.
+    let mut program = wave_mcp();
+    let reachable = program
+        .ancestors()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.mode() & 0o001 != 0));
+    if as_root && !reachable {
+        let copy = sandbox.path("wave-mcp");
+        std::fs::copy(&program, &copy).unwrap();
+        program = copy;
+    }
+    let sidecar = Sidecar::spawn_program(&program, &sandbox.root, |command| {
         if as_root {
             command.uid(65534).gid(65534);
         }
@@ -704,16 +719,28 @@ async fn busy_sidecar(sandbox: &Sandbox) -> (Sidecar, Vec<u32>) {
     (sidecar, pids)
 }
 
+/// The servers' own pids (each pid file starts with the server, then its descendants).
+fn server_pids(sandbox: &Sandbox) -> Vec<u32> {
+    ["stubborn", "own"]
+        .iter()
+        .filter_map(|name| read_pids(&sandbox.pid_file(name)).first().copied())
+        .collect()
+}
+
 // LIFE-8: `shutdown` tears every session down before it answers; `exit` ends the process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn life_8_shutdown_and_exit_leave_no_process() {
     let sandbox = Sandbox::new();
     let (mut sidecar, pids) = busy_sidecar(&sandbox).await;
     sidecar.ok("shutdown", Value::Null).await;
+    // The servers were reaped before the reply; their descendants got SIGKILL and go with it.
+    let servers = server_pids(&sandbox);
+    assert_eq!(servers.len(), 2);
     assert!(
-        pids.iter().all(|&p| !alive(p)),
-        "alive after shutdown: {pids:?}"
+        servers.iter().all(|&p| !alive(p)),
+        "alive after shutdown: {servers:?}"
     );
+    assert_all_dead(&pids).await;
     // After shutdown only `exit` is accepted.
     let refused = sidecar.err("wave/mcp/servers", json!({})).await;
     assert_eq!(refused.code, -32600);

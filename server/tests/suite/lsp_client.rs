@@ -53,7 +53,16 @@ pub struct Sidecar {
 impl Sidecar {
     /// Spawns `wave-mcp lsp` in `cwd`; `configure` may add env vars or change the user.
     pub fn spawn(cwd: &Path, configure: impl FnOnce(&mut Command)) -> Sidecar {
-        let mut command = Command::new(wave_mcp());
+        Sidecar::spawn_program(&wave_mcp(), cwd, configure)
+    }
+
+    /// [`Sidecar::spawn`] with another copy of the binary.
+    pub fn spawn_program(
+        program: &Path,
+        cwd: &Path,
+        configure: impl FnOnce(&mut Command),
+    ) -> Sidecar {
+        let mut command = Command::new(program);
         command
             .arg("lsp")
             .current_dir(cwd)

@@ -3,6 +3,7 @@
 mod cache;
 mod cli;
 mod config;
+mod faults;
 mod lifecycle;
 mod lsp;
 mod lsp_client;

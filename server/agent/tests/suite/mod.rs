@@ -3,6 +3,7 @@
 mod announce;
 mod chat;
 mod exec;
+mod faults;
 mod lifecycle;
 mod support;
 mod turns;

@@ -3,20 +3,13 @@
 //! assertion).
 //!
 //! Binaries: the MCP test server (`wave-mcp-test-server`) and the `wave-mcp` command live in the
-//! `wave-mcp` package, so Cargo gives this crate no `CARGO_BIN_EXE_*` for them. They are found
-//! next to this test executable's directory (`target/<profile>/deps/all-xxxx` →
-//! `target/<profile>/<name>`). The first test that needs one runs
-//! `cargo build -p wave-mcp --bin wave-mcp-test-server --bin wave-mcp` once per test process
-//! (a `OnceLock`; Cargo has released its lock by the time tests run, and the build is a no-op when
-//! they are fresh), so they always match the sources. If that build fails but an older binary
-//! exists, the older binary is used with a warning on stderr.
+//! `wave-mcp` package, so Cargo gives this crate no `CARGO_BIN_EXE_*` for them; the shared
+//! testkit finds them in this test's target directory. Process checks, polling and the HTTP test
+//! server come from the testkit too.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -31,56 +24,22 @@ use wave_mcp_agent::announce::Marker;
 use wave_mcp_agent::{
     Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
 };
+pub use wave_mcp_testkit::{
+    HttpServer, alive, assert_all_dead, binary, eventually, processes_mentioning, read_pids,
+    wait_for_pids,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Binaries of the `wave-mcp` package
 
-/// `target/<profile>`, from this test executable's path.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let deps = exe.parent().expect("deps dir");
-    deps.parent().expect("profile dir").to_path_buf()
-}
-
-/// Builds the `wave-mcp` package's binaries once per test process.
-fn ensure_built() -> &'static PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = profile_dir();
-        let mut command = Command::new(env!("CARGO"));
-        command.args([
-            "build",
-            "-p",
-            "wave-mcp",
-            "--bin",
-            "wave-mcp-test-server",
-            "--bin",
-            "wave-mcp",
-        ]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            command.arg("--release");
-        }
-        let output = command.output().expect("run cargo build");
-        if !output.status.success() {
-            let missing = ["wave-mcp-test-server", "wave-mcp"]
-                .iter()
-                .any(|name| !dir.join(name).exists());
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert!(!missing, "building the wave-mcp binaries failed:\n{stderr}");
-            eprintln!("warning: rebuilding the wave-mcp binaries failed; using the existing ones");
-        }
-        dir
-    })
-}
-
 /// Our rmcp MCP test server.
 pub fn test_server() -> PathBuf {
-    ensure_built().join("wave-mcp-test-server")
+    binary("wave-mcp-test-server")
 }
 
 /// The `wave-mcp` command.
 pub fn wave_mcp() -> PathBuf {
-    ensure_built().join("wave-mcp")
+    binary("wave-mcp")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,72 +413,6 @@ impl Sandbox {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Processes and polling
-
-/// A process exists and is not a zombie (a zombie has exited; only its parent has not reaped it).
-pub fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z") | Some("X") | None)
-}
-
-pub fn processes_mentioning(marker: &str) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(marker))
-                .unwrap_or(false)
-        })
-        .filter(|&pid| alive(pid))
-        .collect()
-}
-
-/// Pids written by a test server's `--pid-file` (the server first, then its descendants).
-pub fn read_pids(path: &Path) -> Vec<u32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-/// Waits until the pid file of a server holds `count` pids.
-pub async fn wait_for_pids(path: &Path, count: usize) -> Vec<u32> {
-    let ready = eventually(Duration::from_secs(10), || read_pids(path).len() >= count).await;
-    assert!(ready, "pid file {} never had {count} pids", path.display());
-    read_pids(path)
-}
-
-/// Polls `check` until it holds or `limit` passes; returns whether it held.
-pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if check() {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-/// Asserts that every pid is gone (allowing the kernel a moment to deliver SIGKILL).
-pub async fn assert_all_dead(pids: &[u32]) {
-    assert!(!pids.is_empty(), "no pids to check");
-    let gone = eventually(Duration::from_secs(10), || pids.iter().all(|&p| !alive(p))).await;
-    let survivors: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
-    assert!(gone, "processes still alive: {survivors:?}");
-}
-
 /// The status of server `name` of `agent`.
 pub fn status(agent: &Agent, name: &str) -> Status {
     agent
@@ -539,62 +432,4 @@ pub async fn wait_for_status(agent: &Agent, name: &str, wanted: Status) {
         "{name} never became {wanted:?}: {:?}",
         status(agent, name)
     );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Our test server over HTTP (Streamable HTTP or legacy SSE), with its control API
-
-pub struct HttpServer {
-    child: Child,
-    /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.
-    pub url: String,
-    base: String,
-}
-
-impl HttpServer {
-    /// `--transport sse` (or `http`), port chosen by the system.
-    pub fn start(transport: &str, args: &[&str]) -> HttpServer {
-        let mut child = Command::new(test_server())
-            .args(["--transport", transport, "--port", "0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the http test server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
-        let base = url.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap();
-        HttpServer { child, url, base }
-    }
-
-    /// `POST /control/<what>` (`drop`, `refuse?count=N`).
-    pub fn control(&self, what: &str) {
-        let host = self.base.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(host).expect("connect to the test server");
-        let request = format!(
-            "POST /control/{what} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        assert!(
-            response.starts_with("HTTP/1.1 200"),
-            "control/{what}: {response}"
-        );
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

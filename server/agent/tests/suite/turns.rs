@@ -360,7 +360,7 @@ async fn turns_stop_at_the_round_cap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_7_reconnecting_server_keeps_its_tools_and_calls_wait() {
     let sandbox = Sandbox::new();
-    let http = HttpServer::start("sse", &["--tools", "echo", "--instructions", "sse rules"]);
+    let http = HttpServer::start_sse(&["--tools", "echo", "--instructions", "sse rules"]);
     let model = FakeModel::start(vec![
         say("connected"),
         call("mcp__s__echo", json!({ "text": "during reconnect" })),

@@ -1,0 +1,356 @@
+//! `cargo run --release -p wave-mcp-bench`: wave-mcp against the alternatives, every figure a
+//! ratio of two measurements taken side by side in this run (these machines are noisy; absolute
+//! numbers are printed for context only). Method and targets: `docs/performance.md`.
+//!
+//! Options: `--quick` (fewer repetitions, a smoke run), `--rows 1,3` (only those rows).
+//! Hidden modes used by the benchmark itself: `--idle-case CASE --dir DIR` (row 1's children),
+//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind).
+
+mod idle;
+mod readiness;
+mod roundtrip;
+mod sidecar;
+mod turn;
+mod util;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use util::{fmt_count, fmt_kib, fmt_ratio, fmt_time};
+
+struct Options {
+    quick: bool,
+    rows: Vec<u32>,
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| -> Option<String> {
+        let at = args.iter().position(|a| a == flag)?;
+        args.get(at + 1).cloned()
+    };
+    if let Some(case) = value("--idle-case") {
+        let dir = PathBuf::from(value("--dir").context("--dir")?);
+        return idle::child_main(&case, &dir);
+    }
+    if args.iter().any(|a| a == "--turn-callgrind") {
+        let url = value("--model-url").context("--model-url")?;
+        let dir = PathBuf::from(value("--dir").context("--dir")?);
+        return turn::child_main(&url, &dir);
+    }
+    let options = Options {
+        quick: args.iter().any(|a| a == "--quick"),
+        rows: match value("--rows") {
+            Some(list) => list
+                .split(',')
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-5"))
+                .collect::<Result<_>>()?,
+            None => vec![1, 2, 3, 4, 5],
+        },
+    };
+    if let Some(unknown) = args
+        .iter()
+        .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
+    {
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5)");
+    }
+    util::build_binaries()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let table = runtime.block_on(run(&options))?;
+    println!();
+    println!("{}", render(&table));
+    Ok(())
+}
+
+/// One line of the table.
+struct Row {
+    id: &'static str,
+    figure: String,
+    ours: String,
+    baseline: String,
+    ratio: String,
+    target: &'static str,
+    verdict: &'static str,
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "met" } else { "MISSED" }
+}
+
+async fn run(options: &Options) -> Result<Vec<Row>> {
+    let quick = options.quick;
+    let wanted = |row: u32| options.rows.contains(&row);
+    let mut table = Vec::new();
+    if wanted(1) {
+        eprintln!(
+            "row 1: idle cost of {} agents × {} servers",
+            idle::AGENTS,
+            idle::SERVERS
+        );
+        let repeats = if quick { 1 } else { 3 };
+        let r = tokio::task::spawn_blocking(move || idle::run(repeats)).await??;
+        let memory = r.on_demand.rss_kib as f64 / r.none.rss_kib as f64;
+        table.push(Row {
+            id: "1a",
+            figure: format!(
+                "idle: MCP processes, {} agents × {} stdio servers",
+                idle::AGENTS,
+                idle::SERVERS
+            ),
+            ours: r.on_demand.processes.to_string(),
+            baseline: format!("eager: {}", r.eager.processes),
+            ratio: format!("{} vs {}", r.on_demand.processes, r.eager.processes),
+            target: "0",
+            verdict: verdict(r.on_demand.processes == 0),
+        });
+        table.push(Row {
+            id: "1b",
+            figure: "idle: RSS of the process tree".into(),
+            ours: fmt_kib(r.on_demand.rss_kib),
+            baseline: format!("no MCP: {}", fmt_kib(r.none.rss_kib)),
+            ratio: fmt_ratio(memory),
+            target: "≤ 2× no MCP",
+            verdict: verdict(memory <= 2.0),
+        });
+        table.push(Row {
+            id: "",
+            figure: String::new(),
+            ours: String::new(),
+            baseline: format!("eager: {}", fmt_kib(r.eager.rss_kib)),
+            ratio: fmt_ratio(r.on_demand.rss_kib as f64 / r.eager.rss_kib as f64),
+            target: "",
+            verdict: "",
+        });
+    }
+    if wanted(2) {
+        eprintln!("row 2: first-turn readiness");
+        let repeats = if quick { 2 } else { 7 };
+        let r = readiness::run(repeats).await?;
+        let ratio = r.ours / r.one;
+        table.push(Row {
+            id: "2",
+            figure: format!(
+                "first turn ready, {} servers × {} ms initialize",
+                readiness::SERVERS,
+                readiness::INIT_MS
+            ),
+            ours: fmt_time(r.ours),
+            baseline: format!("1 server: {}", fmt_time(r.one)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.2× 1 server",
+            verdict: verdict(ratio <= 1.2),
+        });
+        table.push(Row {
+            id: "",
+            figure: String::new(),
+            ours: String::new(),
+            baseline: format!("sequential: {}", fmt_time(r.sequential)),
+            ratio: fmt_ratio(r.ours / r.sequential),
+            target: "",
+            verdict: "",
+        });
+    }
+    if wanted(3) {
+        eprintln!("row 3: tool-call round trip");
+        let calls = if quick { 500 } else { 4000 };
+        let r = roundtrip::run(calls).await?;
+        for (id, name, t) in [
+            ("3a", "stdio", &r.stdio),
+            ("3b", "Streamable HTTP", &r.http),
+        ] {
+            let ratio = t.funnel / t.direct;
+            table.push(Row {
+                id,
+                figure: format!(
+                    "tool call via Agent::execute_tool, {name} (median of {})",
+                    r.calls
+                ),
+                ours: format!("{} (p90 {})", fmt_time(t.funnel), fmt_time(t.funnel_p90)),
+                baseline: format!(
+                    "rmcp call_tool: {} (p90 {})",
+                    fmt_time(t.direct),
+                    fmt_time(t.direct_p90)
+                ),
+                ratio: fmt_ratio(ratio),
+                target: "≤ 1.05×",
+                verdict: verdict(ratio <= 1.05),
+            });
+            table.push(Row {
+                id: "",
+                figure: "  the manager's routing alone (McpManager::call_tool)".into(),
+                ours: fmt_time(t.manager),
+                baseline: String::new(),
+                ratio: fmt_ratio(t.manager / t.direct),
+                target: "",
+                verdict: "",
+            });
+        }
+    }
+    if wanted(4) {
+        eprintln!("row 4: a no-MCP turn under callgrind");
+        match turn::run().await? {
+            result @ turn::TurnResult::Counted { .. } => {
+                let turn::TurnResult::Counted {
+                    turn_ir,
+                    replicated_ir,
+                    in_turn_ir,
+                    permissions_ir,
+                    ref found,
+                } = result
+                else {
+                    unreachable!()
+                };
+                let mcp = result.mcp_ir();
+                let bypassed = turn_ir.saturating_sub(mcp);
+                let ratio = turn_ir as f64 / bypassed as f64;
+                table.push(Row {
+                    id: "4",
+                    figure: "turn, no MCP server: instructions per turn (callgrind)".into(),
+                    ours: fmt_count(turn_ir),
+                    baseline: format!("MCP bypassed: {}", fmt_count(bypassed)),
+                    ratio: fmt_ratio(ratio),
+                    target: "≤ 1.01×",
+                    verdict: verdict(ratio <= 1.01),
+                });
+                table.push(Row {
+                    id: "",
+                    figure: format!(
+                        "  MCP work/turn: {} replicated, {} in-turn ({})",
+                        fmt_count(replicated_ir),
+                        fmt_count(in_turn_ir),
+                        if found.is_empty() {
+                            "inlined".to_string()
+                        } else {
+                            format!("{} fns", found.len())
+                        }
+                    ),
+                    ours: String::new(),
+                    baseline: String::new(),
+                    ratio: String::new(),
+                    target: "",
+                    verdict: "",
+                });
+                let without = turn_ir.saturating_sub(mcp + permissions_ir);
+                table.push(Row {
+                    id: "",
+                    figure: "  also bypassing the permission-file reads".into(),
+                    ours: format!("+{}", fmt_count(permissions_ir)),
+                    baseline: format!("bypassed: {}", fmt_count(without)),
+                    ratio: fmt_ratio(turn_ir as f64 / without as f64),
+                    target: "",
+                    verdict: "",
+                });
+            }
+            turn::TurnResult::Skipped(reason) => table.push(Row {
+                id: "4",
+                figure: "turn, no MCP server vs MCP bypassed (callgrind)".into(),
+                ours: format!("skipped: {reason}"),
+                baseline: String::new(),
+                ratio: "-".into(),
+                target: "≤ 1.01×",
+                verdict: "skipped",
+            }),
+        }
+    }
+    if wanted(5) {
+        eprintln!("row 5: the sidecar with {} servers", sidecar::SERVERS);
+        let requests = if quick { 100 } else { 1000 };
+        let r = sidecar::run(requests).await?;
+        table.push(Row {
+            id: "5a",
+            figure: format!(
+                "sidecar wave/mcp/servers, {} servers (reply {} KiB)",
+                sidecar::SERVERS,
+                r.snapshot_bytes / 1024
+            ),
+            ours: fmt_time(r.latency_200),
+            baseline: format!("1 server: {}", fmt_time(r.latency_1)),
+            ratio: fmt_ratio(r.latency_200 / r.latency_1),
+            target: "(context)",
+            verdict: "",
+        });
+        table.push(Row {
+            id: "",
+            figure: "  same, all 200 connected".into(),
+            ours: fmt_time(r.latency_200_connected),
+            baseline: String::new(),
+            ratio: fmt_ratio(r.latency_200_connected / r.latency_1),
+            target: "",
+            verdict: "",
+        });
+        let rate = r.notifications as f64 / r.push_seconds;
+        let mib = r.push_bytes as f64 / 1024.0 / 1024.0 / r.push_seconds;
+        let lag = r.push_seconds / r.last_reply_seconds;
+        table.push(Row {
+            id: "5b",
+            figure: format!(
+                "sidecar serversChanged, {} connects at once ({} pushed)",
+                sidecar::SERVERS,
+                r.notifications
+            ),
+            ours: format!("{rate:.0}/s, {mib:.1} MiB/s"),
+            baseline: format!(
+                "all connected: pushed {}, last reply {}",
+                fmt_time(r.push_seconds),
+                fmt_time(r.last_reply_seconds)
+            ),
+            ratio: fmt_ratio(lag),
+            target: "≈ 1× (keeps up)",
+            verdict: verdict(lag <= 1.1),
+        });
+    }
+    Ok(table)
+}
+
+fn render(table: &[Row]) -> String {
+    let header = Row {
+        id: "#",
+        figure: "figure".into(),
+        ours: "wave-mcp".into(),
+        baseline: "side by side".into(),
+        ratio: "ratio".into(),
+        target: "target",
+        verdict: "",
+    };
+    let cells = |r: &Row| {
+        [
+            r.id.to_string(),
+            r.figure.clone(),
+            r.ours.clone(),
+            r.baseline.clone(),
+            r.ratio.clone(),
+            r.target.to_string(),
+            r.verdict.to_string(),
+        ]
+    };
+    let all: Vec<[String; 7]> = std::iter::once(&header).chain(table).map(cells).collect();
+    let mut widths = [0usize; 7];
+    for row in &all {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |row: &[String; 7]| {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell}{}", " ".repeat(w - cell.chars().count())))
+            .collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let mut out = vec![line(&all[0])];
+    out.push(format!(
+        "|{}|",
+        widths
+            .iter()
+            .map(|w| "-".repeat(w + 2))
+            .collect::<Vec<_>>()
+            .join("|")
+    ));
+    out.extend(all[1..].iter().map(line));
+    out.join("\n")
+}

@@ -1,0 +1,222 @@
+// The plugin's side of the shared webview's JCEF bridge (vscode-extension/webview/src/hostApi.ts):
+// the page calls `window.waveHostQuery(json)` with `{method, params}` and gets `{result}` or
+// `{error: {message, code?, data?}}`; pushes reach it through `window.waveReceive(json)` with
+// `{method, params}`. `wave/*` requests go to the sidecar unchanged; `host/*` requests become
+// host actions, run one at a time in the order they arrived (EDIT-3: the page's `host/openFile`
+// is answered only once the file is open, and the page sends `host/closeSettings` after that).
+
+package dev.wavemcp.client
+
+import com.google.gson.JsonElement
+import com.google.gson.JsonNull
+import com.google.gson.JsonObject
+import com.google.gson.JsonParser
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.CompletionException
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+
+/** Which page a query comes from or a push goes to. */
+enum class PageKind { SETTINGS, CHAT }
+
+/** Delivers a push (`{method, params}` as JSON) to a page, e.g. through `executeJavaScript`. */
+fun interface PagePush {
+    fun push(json: String)
+}
+
+class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : AutoCloseable {
+    @Volatile private var sidecar: WaveSidecar? = null
+    /** Completed by [attach] (or failed by [unavailable]): requests made before wait for it. */
+    @Volatile private var ready = CompletableFuture<WaveSidecar>()
+    private var subscriptions: List<AutoCloseable> = emptyList()
+    @Volatile private var settingsPage: PagePush? = null
+    @Volatile private var chatPage: PagePush? = null
+    /** The chat page asked for its state, so it can take pushes. */
+    @Volatile private var chatReady = false
+
+    /** Host requests, one at a time, in arrival order. */
+    private val hostQueue: ExecutorService = Executors.newSingleThreadExecutor { r ->
+        Thread(r, "wave-mcp-host-actions").apply { isDaemon = true }
+    }
+
+    /** Uses this sidecar from now on; the pages are told when it replaces another. */
+    fun attach(next: WaveSidecar) {
+        val restarted = sidecar != null
+        subscriptions.forEach { runCatching { it.close() } }
+        sidecar = next
+        chat.reset()
+        subscriptions = listOf(
+            // UI-5, UI-11: only snapshots newer than the one shown reach the page.
+            next.onServersChanged { s -> settingsPage?.push(envelope(Methods.SERVERS_CHANGED, WIRE_GSON.toJsonTree(s))) },
+            next.onNotification { method, params ->
+                when (method) {
+                    Methods.SESSION_MESSAGE -> {
+                        val p = WIRE_GSON.fromJson(params, SessionMessageParams::class.java)
+                        if (chat.message(p)) chatPage?.push(envelope(method, params))
+                    }
+                    Methods.SESSION_TURN_ENDED -> {
+                        val p = WIRE_GSON.fromJson(params, SessionTurnEndedParams::class.java)
+                        if (chat.turnEnded(p)) {
+                            chatPage?.push(envelope(method, params))
+                            p.error?.let { host.perform(HostAction.Notify(HostAction.Level.WARNING, "Wave: $it")) }
+                        }
+                    }
+                }
+            },
+        )
+        if (!ready.complete(next)) ready = CompletableFuture.completedFuture(next)
+        if (restarted) settingsPage?.push(envelope("host/sidecarRestarted", JsonObject()))
+    }
+
+    /** There is no sidecar (not found, did not start, exited): requests fail with [reason]. */
+    fun unavailable(reason: String) {
+        sidecar = null
+        val failure = IllegalStateException(reason)
+        if (!ready.completeExceptionally(failure)) ready = failed(failure)
+    }
+
+    /** The page of this kind is showing (or gone, with null). */
+    @Synchronized
+    fun setPage(kind: PageKind, push: PagePush?) {
+        when (kind) {
+            PageKind.SETTINGS -> settingsPage = push
+            PageKind.CHAT -> {
+                chatPage = push
+                chatReady = false
+            }
+        }
+    }
+
+    /** The page behind [push] is gone; a newer page of the same kind stays. */
+    @Synchronized
+    fun removePage(kind: PageKind, push: PagePush) {
+        val current = if (kind == PageKind.SETTINGS) settingsPage else chatPage
+        if (current === push) setPage(kind, null)
+    }
+
+    /**
+     * ADD-1, EDIT-1: the text goes into the chat input (not sent): pushed to a chat page that is
+     * showing, else kept for the next one that asks for its state.
+     */
+    fun prefillChat(text: String) {
+        val page = chatPage
+        if (page != null && chatReady) {
+            val params = JsonObject().apply { addProperty("text", text) }
+            page.push(envelope("host/prefill", params))
+        } else {
+            chat.setPrefill(text)
+        }
+    }
+
+    /** Answers one `waveHostQuery` call. The future never fails: errors are `{error}` answers. */
+    fun handle(page: PageKind, queryJson: String): CompletableFuture<String> {
+        val query = try {
+            JsonParser.parseString(queryJson).asJsonObject
+        } catch (e: RuntimeException) {
+            return CompletableFuture.completedFuture(errorAnswer("the query is not a JSON object: ${e.message}"))
+        }
+        val method = query.get("method")?.takeIf { it.isJsonPrimitive }?.asString
+            ?: return CompletableFuture.completedFuture(errorAnswer("the query has no method"))
+        val params = query.get("params")?.takeUnless { it.isJsonNull } ?: JsonObject()
+        val answer: CompletableFuture<JsonElement> =
+            if (method.startsWith("host/")) {
+                CompletableFuture.supplyAsync({ hostRequest(page, method, params) }, hostQueue)
+            } else {
+                forward(method, params)
+            }
+        return answer.handle { result, failure ->
+            if (failure == null) resultAnswer(result) else errorAnswer(unwrap(failure))
+        }
+    }
+
+    private fun forward(method: String, params: JsonElement): CompletableFuture<JsonElement> {
+        if (method !in Methods.FORWARDED) return failed(IllegalArgumentException("unknown request $method"))
+        val reply = sidecar?.requestAsync(method, params)
+            ?: ready.orTimeout(START_TIMEOUT_S, TimeUnit.SECONDS).thenCompose { it.requestAsync(method, params) }
+        if (method != Methods.SESSION_SEND) return reply
+        return reply.thenApply { result ->
+            val accepted = WIRE_GSON.fromJson(result, SessionSendAccepted::class.java)
+            val text = params.asJsonObject.get("text")?.asString ?: ""
+            chat.sent(accepted.turn, text)
+            result
+        }
+    }
+
+    private fun hostRequest(page: PageKind, method: String, params: JsonElement): JsonElement {
+        val p = params as? JsonObject ?: JsonObject()
+        when (method) {
+            "host/openFile" -> {
+                val path = p.get("path")?.takeIf { it.isJsonPrimitive }?.asString
+                require(ConfigFiles.isAbsolute(path)) { "host/openFile needs an absolute path, got ${path ?: "none"} (EDIT-2)" }
+                host.perform(HostAction.OpenFile(path!!))
+            }
+            "host/closeSettings" -> {
+                val prefill = p.get("prefill")?.takeIf { it.isJsonPrimitive }?.asString
+                val actions = mutableListOf<HostAction>(HostAction.CloseSettings, HostAction.FocusChat)
+                prefill?.let { actions += HostAction.PrefillPrompt(it) }
+                host.performAll(actions)
+            }
+            "host/openSettings" -> host.perform(HostAction.OpenSettings)
+            "host/notify" -> {
+                val level = when (p.get("level")?.asString) {
+                    "error" -> HostAction.Level.ERROR
+                    "warning" -> HostAction.Level.WARNING
+                    else -> HostAction.Level.INFO
+                }
+                host.perform(HostAction.Notify(level, p.get("message")?.asString ?: ""))
+            }
+            "host/chatState" -> {
+                if (page == PageKind.CHAT) chatReady = true
+                return chat.snapshot()
+            }
+            else -> throw IllegalArgumentException("unknown request $method")
+        }
+        return JsonNull.INSTANCE
+    }
+
+    override fun close() {
+        subscriptions.forEach { runCatching { it.close() } }
+        hostQueue.shutdown()
+    }
+
+    companion object {
+        /** Longest wait of a page request for a sidecar that is starting. */
+        const val START_TIMEOUT_S = 60L
+
+        fun envelope(method: String, params: JsonElement): String {
+            val o = JsonObject()
+            o.addProperty("method", method)
+            o.add("params", params)
+            return WIRE_GSON.toJson(o)
+        }
+
+        fun resultAnswer(result: JsonElement?): String {
+            val o = JsonObject()
+            o.add("result", result ?: JsonNull.INSTANCE)
+            return WIRE_GSON.newBuilder().serializeNulls().create().toJson(o)
+        }
+
+        /** The sidecar's error as the page's `HostErrorPayload`: message, code, data as sent. */
+        fun errorAnswer(e: Throwable): String {
+            val error = JsonObject()
+            error.addProperty("message", e.message ?: e.toString())
+            if (e is RpcException) {
+                if (e.code != RpcException.LOCAL) error.addProperty("code", e.code)
+                e.data?.let { error.add("data", it) }
+            }
+            return WIRE_GSON.toJson(JsonObject().apply { add("error", error) })
+        }
+
+        fun errorAnswer(message: String): String = errorAnswer(IllegalArgumentException(message))
+
+        private fun unwrap(e: Throwable): Throwable {
+            var cause = e
+            while ((cause is CompletionException || cause is ExecutionException) && cause.cause != null) cause = cause.cause!!
+            return cause
+        }
+
+        internal fun <T> failed(e: Throwable): CompletableFuture<T> = CompletableFuture<T>().apply { completeExceptionally(e) }
+    }
+}

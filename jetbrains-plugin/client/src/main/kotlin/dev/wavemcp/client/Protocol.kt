@@ -1,0 +1,166 @@
+// The sidecar's wire types (docs/protocol.md), written by hand from `../protocol.schema.json`,
+// which is generated from protocol/src/lib.rs. `SchemaConformanceTest` fails when a type here
+// misses a field of the schema or gets its requiredness wrong.
+//
+// Every constructor parameter has a default, so Kotlin emits a no-argument constructor and Gson
+// uses it: a field absent on the wire keeps its default instead of becoming a hidden null.
+
+package dev.wavemcp.client
+
+import com.google.gson.JsonObject
+import com.google.gson.annotations.SerializedName
+
+/** The session every wave/mcp request acts on when it names none. */
+const val DEFAULT_SESSION_ID = "default"
+
+/** JSON-RPC code of a well-formed request the sidecar could not carry out (`data`: [ErrorData]). */
+const val REQUEST_FAILED = -32803
+
+/** Method names, as in the schema's `x-wave-methods`. */
+object Methods {
+    const val SERVERS = "wave/mcp/servers"
+    const val CONNECT = "wave/mcp/connect"
+    const val DISCONNECT = "wave/mcp/disconnect"
+    const val DELETE = "wave/mcp/delete"
+    const val CONFIG_PATHS = "wave/mcp/configPaths"
+    const val SERVERS_CHANGED = "wave/mcp/serversChanged"
+    const val SESSION_CREATE = "wave/session/create"
+    const val SESSION_SEND = "wave/session/send"
+    const val SESSION_MESSAGE = "wave/session/message"
+    const val SESSION_TURN_ENDED = "wave/session/turnEnded"
+    const val SESSION_DESTROY = "wave/session/destroy"
+
+    /** Requests the shared webview may forward to the sidecar unchanged (as VS Code's host does). */
+    val FORWARDED: Set<String> = setOf(SERVERS, CONNECT, DISCONNECT, DELETE, CONFIG_PATHS, SESSION_SEND)
+}
+
+enum class McpSource {
+    @SerializedName("user") USER,
+    @SerializedName("project") PROJECT,
+    @SerializedName("plugin") PLUGIN,
+    @SerializedName("constructor") CONSTRUCTOR;
+
+    val wire: String get() = name.lowercase()
+}
+
+enum class McpStatus {
+    @SerializedName("connected") CONNECTED,
+    @SerializedName("connecting") CONNECTING,
+    @SerializedName("reconnecting") RECONNECTING,
+    @SerializedName("error") ERROR,
+    @SerializedName("disconnected") DISCONNECTED,
+}
+
+data class McpToolView(
+    val name: String = "",
+    val fullName: String = "",
+    val description: String? = null,
+)
+
+data class McpServerView(
+    val name: String = "",
+    val source: McpSource? = null,
+    val transport: String = "",
+    val command: String? = null,
+    val args: List<String> = emptyList(),
+    val url: String? = null,
+    val status: McpStatus? = null,
+    val error: String? = null,
+    val toolCount: Int = 0,
+    val tools: List<McpToolView> = emptyList(),
+    val toolsFromCache: Boolean = false,
+    val lastConnectedAt: String? = null,
+    val configPath: String? = null,
+    val readOnly: Boolean = false,
+)
+
+data class ModelOptions(
+    val baseUrl: String? = null,
+    val apiKey: String? = null,
+    val model: String? = null,
+)
+
+data class InitializationOptions(
+    val mcpServers: JsonObject? = null,
+    val home: String? = null,
+    val workdir: String? = null,
+    val model: ModelOptions? = null,
+)
+
+data class SessionParams(val sessionId: String? = null)
+
+data class ServerParams(val name: String = "", val sessionId: String? = null)
+
+data class DeleteParams(val name: String = "", val source: McpSource? = null, val sessionId: String? = null)
+
+data class ServersSnapshot(
+    val version: Long = 0,
+    val sessionId: String = "",
+    val servers: List<McpServerView> = emptyList(),
+) {
+    fun server(name: String): McpServerView? = servers.firstOrNull { it.name == name }
+}
+
+data class ConfigPaths(
+    val userConfigPath: String = "",
+    val projectConfigPath: String = "",
+    val projectName: String = "",
+    val workdir: String = "",
+)
+
+data class SessionCreateParams(
+    val workdir: String? = null,
+    val mcpServers: JsonObject? = null,
+    val model: ModelOptions? = null,
+)
+
+data class SessionCreated(val sessionId: String = "")
+
+data class SessionSendParams(val sessionId: String = "", val text: String = "")
+
+data class SessionSendAccepted(val sessionId: String = "", val turn: Long = 0)
+
+enum class ChatRole {
+    @SerializedName("user") USER,
+    @SerializedName("assistant") ASSISTANT,
+    @SerializedName("tool") TOOL,
+}
+
+data class ChatToolCall(val id: String = "", val name: String = "", val arguments: String = "")
+
+data class ChatMessage(
+    val role: ChatRole? = null,
+    val content: String = "",
+    val toolCalls: List<ChatToolCall> = emptyList(),
+    val toolName: String? = null,
+    val isError: Boolean = false,
+    val isMeta: Boolean = false,
+)
+
+data class SessionMessageParams(val sessionId: String = "", val turn: Long = 0, val message: ChatMessage = ChatMessage())
+
+data class SessionTurnEndedParams(val sessionId: String = "", val turn: Long = 0, val error: String? = null)
+
+data class SessionDestroyParams(val sessionId: String = "")
+
+enum class DestroyState {
+    @SerializedName("destroyed") DESTROYED,
+    @SerializedName("queued") QUEUED,
+}
+
+data class SessionDestroyed(val sessionId: String = "", val state: DestroyState? = null)
+
+enum class ErrorKind {
+    @SerializedName("unknownSession") UNKNOWN_SESSION,
+    @SerializedName("unknownServer") UNKNOWN_SERVER,
+    @SerializedName("readOnly") READ_ONLY,
+    @SerializedName("fileMissing") FILE_MISSING,
+    @SerializedName("entryMissing") ENTRY_MISSING,
+    @SerializedName("permissionDenied") PERMISSION_DENIED,
+    @SerializedName("invalidFile") INVALID_FILE,
+    @SerializedName("io") IO,
+    @SerializedName("chatUnavailable") CHAT_UNAVAILABLE,
+    @SerializedName("shuttingDown") SHUTTING_DOWN,
+}
+
+data class ErrorData(val kind: ErrorKind? = null, val path: String? = null)

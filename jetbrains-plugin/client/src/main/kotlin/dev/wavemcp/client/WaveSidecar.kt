@@ -1,0 +1,251 @@
+// The sidecar process (`wave-mcp lsp`) and typed access to its `wave/*` methods.
+
+package dev.wavemcp.client
+
+import com.google.gson.JsonElement
+import com.google.gson.JsonObject
+import java.io.InputStream
+import java.io.OutputStream
+import java.nio.file.Path
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+
+/** How to start the sidecar. */
+data class SidecarOptions(
+    /** The `wave-mcp` executable. */
+    val executable: Path,
+    /** The project directory: the process's working directory and `initializationOptions.workdir`. */
+    val workdir: Path,
+    /** Replaces `~` for `~/.wave/...` (`initializationOptions.home`; also `HOME` of the process). */
+    val home: Path? = null,
+    /** Constructor-level servers (`initializationOptions.mcpServers`). */
+    val mcpServers: JsonObject? = null,
+    val model: ModelOptions? = null,
+    /** Environment changes for the process; a null value removes the variable. */
+    val env: Map<String, String?> = emptyMap(),
+    /** Longest wait for one reply of a blocking call. */
+    val timeoutMs: Long = 60_000,
+    /** Gets every line the sidecar writes to stderr (its logs). */
+    val stderr: ((String) -> Unit)? = null,
+)
+
+class WaveSidecar private constructor(
+    val options: SidecarOptions,
+    /** Null when [over] made this client on streams of someone else's. */
+    private val process: Process?,
+    input: InputStream,
+    private val output: OutputStream,
+    private val errors: InputStream?,
+) : AutoCloseable {
+    private val connection = JsonRpcConnection(input, output)
+    private val stderrTail = ArrayDeque<String>()
+    private val streamListeners = CopyOnWriteArrayList<(ServersSnapshot) -> Unit>()
+    private val stream: ExecutorService = Executors.newSingleThreadExecutor { r ->
+        Thread(r, "wave-mcp-servers-changed").apply { isDaemon = true }
+    }
+
+    /** UI-11: the newest snapshot shown per session; replies and pushes both count. */
+    val snapshots = SnapshotTracker()
+
+    /** The `initialize` result. */
+    lateinit var initializeResult: JsonObject
+        private set
+
+    /** Methods sent so far, in order (for tests: prove a request was or was not made). */
+    val sentRequests: List<String> get() = synchronized(connection.sentRequests) { connection.sentRequests.toList() }
+
+    val pid: Long get() = process?.pid() ?: -1
+    val isAlive: Boolean get() = process?.isAlive ?: !connection.isClosed
+
+    companion object {
+        private val SNAPSHOT_REPLIES = setOf(Methods.SERVERS, Methods.CONNECT, Methods.DISCONNECT, Methods.DELETE)
+
+        /** Spawns `wave-mcp lsp`, then `initialize` and `initialized`. */
+        fun start(options: SidecarOptions): WaveSidecar {
+            val builder = ProcessBuilder(options.executable.toString(), "lsp")
+                .directory(options.workdir.toFile())
+                .redirectErrorStream(false)
+            val env = builder.environment()
+            options.home?.let { env["HOME"] = it.toString() }
+            for ((key, value) in options.env) if (value == null) env.remove(key) else env[key] = value
+            val process = builder.start()
+            val sidecar = WaveSidecar(options, process, process.inputStream, process.outputStream, process.errorStream)
+            try {
+                sidecar.begin()
+            } catch (e: Throwable) {
+                sidecar.close()
+                throw e
+            }
+            return sidecar
+        }
+
+        /**
+         * A client over streams already connected to a sidecar (or to a fake one in tests):
+         * `initialize` and `initialized` are sent as by [start]; no process is spawned.
+         */
+        fun over(input: InputStream, output: OutputStream, options: SidecarOptions): WaveSidecar {
+            val sidecar = WaveSidecar(options, null, input, output, null)
+            sidecar.begin()
+            return sidecar
+        }
+
+        /** Whether a JSON value has the shape of a [ServersSnapshot]. */
+        fun looksLikeSnapshot(value: JsonElement): Boolean {
+            if (!value.isJsonObject) return false
+            val o = value.asJsonObject
+            return o.get("version")?.isJsonPrimitive == true && o.get("sessionId")?.isJsonPrimitive == true &&
+                o.get("servers")?.isJsonArray == true
+        }
+    }
+
+    private fun begin() {
+        if (errors != null) Thread({
+            errors.bufferedReader(Charsets.UTF_8).useLines { lines ->
+                for (line in lines) {
+                    synchronized(stderrTail) {
+                        stderrTail.addLast(line)
+                        if (stderrTail.size > 200) stderrTail.removeFirst()
+                    }
+                    options.stderr?.let { sink -> runCatching { sink(line) } }
+                }
+            }
+        }, "wave-mcp-stderr").apply { isDaemon = true }.start()
+
+        // Versions are checked on the reader thread, in arrival order, before anyone sees the
+        // message; accepted pushes then go to the stream listeners on their own thread.
+        connection.observeInOrder { method, payload ->
+            if (method == Methods.SERVERS_CHANGED || (method in SNAPSHOT_REPLIES && looksLikeSnapshot(payload))) {
+                val snapshot = WIRE_GSON.fromJson(payload, ServersSnapshot::class.java)
+                val accepted = snapshots.offer(snapshot)
+                if (accepted && method == Methods.SERVERS_CHANGED) {
+                    stream.execute { streamListeners.forEach { runCatching { it(snapshot) } } }
+                }
+            }
+        }
+        connection.start()
+
+        val params = JsonObject()
+        params.addProperty("processId", ProcessHandle.current().pid())
+        params.add("clientInfo", JsonObject().apply { addProperty("name", "wave-mcp-jetbrains") })
+        params.addProperty("rootUri", options.workdir.toUri().toString())
+        params.add("capabilities", JsonObject())
+        val init = InitializationOptions(
+            mcpServers = options.mcpServers,
+            home = options.home?.toString(),
+            workdir = options.workdir.toString(),
+            model = options.model,
+        )
+        params.add("initializationOptions", WIRE_GSON.toJsonTree(init))
+        initializeResult = await("initialize", connection.request("initialize", params)).asJsonObject
+        connection.notify("initialized", JsonObject())
+    }
+
+    // ---- typed requests (blocking, bounded by options.timeoutMs) ----
+
+    /** LIFE-1: every server of a session with its status. */
+    fun servers(sessionId: String? = null): ServersSnapshot =
+        typed(Methods.SERVERS, SessionParams(sessionId), ServersSnapshot::class.java)
+
+    /** LAZY-5, LIFE-2: connect now; a failure is the row's `error`, not an exception (UI-12). */
+    fun connect(name: String, sessionId: String? = null): ServersSnapshot =
+        typed(Methods.CONNECT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+
+    /** LAZY-6, LIFE-6, UI-4: always answers with a snapshot. */
+    fun disconnect(name: String, sessionId: String? = null): ServersSnapshot =
+        typed(Methods.DISCONNECT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+
+    /** DEL-2: removes one entry from the user or project file. Errors (DEL-3, DEL-4) throw [RpcException]. */
+    fun delete(name: String, source: McpSource, sessionId: String? = null): ServersSnapshot =
+        typed(Methods.DELETE, DeleteParams(name, source, sessionId), ServersSnapshot::class.java)
+
+    /** EDIT-2: absolute paths of the config files and the project name. */
+    fun configPaths(sessionId: String? = null): ConfigPaths =
+        typed(Methods.CONFIG_PATHS, SessionParams(sessionId), ConfigPaths::class.java)
+
+    fun createSession(params: SessionCreateParams = SessionCreateParams()): SessionCreated =
+        typed(Methods.SESSION_CREATE, params, SessionCreated::class.java)
+
+    /** ADD-4: the text goes verbatim, `/settings ...` included. */
+    fun send(sessionId: String, text: String): SessionSendAccepted =
+        typed(Methods.SESSION_SEND, SessionSendParams(sessionId, text), SessionSendAccepted::class.java)
+
+    fun destroySession(sessionId: String): SessionDestroyed =
+        typed(Methods.SESSION_DESTROY, SessionDestroyParams(sessionId), SessionDestroyed::class.java)
+
+    /** Any request, untyped: what the page bridge forwards. Fails with [RpcException]. */
+    fun requestAsync(method: String, params: Any?): CompletableFuture<JsonElement> = connection.request(method, params)
+
+    private fun <T> typed(method: String, params: Any, type: Class<T>): T =
+        WIRE_GSON.fromJson(await(method, connection.request(method, params)), type)
+
+    private fun await(method: String, future: CompletableFuture<JsonElement>): JsonElement {
+        try {
+            return future.get(options.timeoutMs, TimeUnit.MILLISECONDS)
+        } catch (e: ExecutionException) {
+            throw e.cause ?: e
+        } catch (e: TimeoutException) {
+            throw RpcException(RpcException.LOCAL, "no reply to $method within ${options.timeoutMs} ms")
+        }
+    }
+
+    // ---- notifications ----
+
+    /** UI-5, UI-11: `serversChanged` pushes newer than anything shown, in order. */
+    fun onServersChanged(listener: (ServersSnapshot) -> Unit): AutoCloseable {
+        streamListeners += listener
+        return AutoCloseable { streamListeners -= listener }
+    }
+
+    /** Every notification, raw (session messages, turn ends, ...). */
+    fun onNotification(listener: (method: String, params: JsonElement) -> Unit): AutoCloseable =
+        connection.onNotification(listener)
+
+    /** The sidecar's stdout ended (it exited or crashed). */
+    fun onExit(listener: (Throwable?) -> Unit) = connection.onClose(listener)
+
+    /** The last lines the sidecar wrote to stderr. */
+    fun stderrTail(): List<String> = synchronized(stderrTail) { stderrTail.toList() }
+
+    /** Waits until every push received so far reached the listeners. */
+    fun drain() {
+        connection.drain()
+        runCatching { stream.submit {}.get(5, TimeUnit.SECONDS) }
+    }
+
+    /**
+     * LIFE-8: `shutdown` (the sidecar ends every MCP process tree before it answers), `exit`, and
+     * waits for the process; kills it if it does not end. Returns the exit code. Idempotent.
+     */
+    fun shutdown(timeoutMs: Long = 20_000): Int {
+        if ((process?.isAlive ?: true) && !connection.isClosed) {
+            try {
+                connection.request("shutdown").get(timeoutMs, TimeUnit.MILLISECONDS)
+                connection.notify("exit")
+            } catch (_: Exception) {
+                // Ending stdin acts like `exit` too.
+            }
+        }
+        runCatching { output.close() }
+        if (process == null) {
+            connection.close()
+            stream.shutdown()
+            return 0
+        }
+        if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
+            process.destroy()
+            if (!process.waitFor(5, TimeUnit.SECONDS)) process.destroyForcibly().waitFor(5, TimeUnit.SECONDS)
+        }
+        connection.close()
+        stream.shutdown()
+        return if (process.isAlive) -1 else process.exitValue()
+    }
+
+    override fun close() {
+        shutdown()
+    }
+}

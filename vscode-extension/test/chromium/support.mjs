@@ -1,0 +1,253 @@
+// Test support shared by the Chromium layer: a sandbox (HOME + workspace with MCP configs using our
+// test MCP server), the real sidecar over LSP stdio, a static server for the webview bundle, and a
+// relay that plays the JetBrains plugin's part (window.waveHostQuery / window.waveReceive).
+
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const extensionDir = path.resolve(here, "..", "..");
+export const repoDir = path.resolve(extensionDir, "..");
+export const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repoDir, "target");
+export const sidecarBin = process.env.WAVE_SIDECAR ?? path.join(targetDir, "debug", "wave-mcp");
+export const testServerBin = process.env.WAVE_TEST_SERVER ?? path.join(targetDir, "debug", "wave-mcp-test-server");
+export const outputDir = process.env.WAVE_TEST_OUTPUT
+  ? path.resolve(process.env.WAVE_TEST_OUTPUT, "webview-chromium")
+  : path.join(targetDir, "test-output", "webview-chromium");
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** A project `.mcp.json` written by hand: the delete test checks every other byte survives. */
+export function projectConfigText(root) {
+  const ts = JSON.stringify(testServerBin);
+  const pidFile = (name) => JSON.stringify(path.join(root, `${name}.pid`));
+  return `{
+  "mcpServers": {
+    "alpha": {
+      "command": ${ts},
+      "args": ["--name", "alpha", "--tools", "echo,add,pid", "--slow-initialize-ms", "700", "--pid-file", ${pidFile("alpha")}]
+    },
+    "beta": {
+      "command": ${ts},
+      "args": ["--name", "beta", "--tools", "echo", "--pid-file", ${pidFile("beta")}]
+    },
+    "broken": {
+      "command": "/nonexistent/wave-missing-server",
+      "args": ["--token", "\${SECRET_TOKEN}"]
+    }
+  }
+}
+`;
+}
+
+/** Creates HOME (user + plugin servers) and a workspace folder named `demo-project`. */
+export function makeSandbox({ empty = false } = {}) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "wave-webview-"));
+  const home = path.join(root, "home");
+  const workdir = path.join(root, "demo-project");
+  fs.mkdirSync(path.join(home, ".wave"), { recursive: true });
+  fs.mkdirSync(workdir, { recursive: true });
+  if (!empty) {
+    fs.writeFileSync(
+      path.join(home, ".wave", "mcp.json"),
+      JSON.stringify(
+        { mcpServers: { gamma: { command: testServerBin, args: ["--name", "gamma", "--pid-file", path.join(root, "gamma.pid")] } } },
+        null,
+        2,
+      ) + "\n",
+    );
+    const plugin = path.join(home, ".wave", "plugins", "toolbox");
+    fs.mkdirSync(plugin, { recursive: true });
+    fs.writeFileSync(
+      path.join(plugin, ".mcp.json"),
+      JSON.stringify({ mcpServers: { "plugin-tools": { type: "http", url: "http://127.0.0.1:9/mcp" } } }, null, 2) + "\n",
+    );
+    fs.writeFileSync(path.join(workdir, ".mcp.json"), projectConfigText(root));
+  }
+  return { root, home, workdir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** `wave-mcp lsp` over stdio with LSP framing; collects every notification. */
+export async function startSidecar(sandbox) {
+  const child = spawn(sidecarBin, ["lsp"], {
+    cwd: sandbox.workdir,
+    env: { ...process.env, HOME: sandbox.home, WAVE_LOG: process.env.WAVE_LOG ?? "warn" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const notifications = [];
+  const listeners = new Set();
+  connection.onNotification((method, params) => {
+    notifications.push({ method, params });
+    for (const l of listeners) l(method, params);
+  });
+  connection.listen();
+  await connection.sendRequest("initialize", {
+    processId: process.pid,
+    rootUri: "file://" + sandbox.workdir,
+    workspaceFolders: [{ uri: "file://" + sandbox.workdir, name: path.basename(sandbox.workdir) }],
+    capabilities: {},
+    initializationOptions: { home: sandbox.home },
+  });
+  connection.sendNotification("initialized", {});
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    connection,
+    notifications,
+    onNotification: (l) => listeners.add(l),
+    stderr: () => stderr,
+    request: (method, params) => connection.sendRequest(method, params),
+    async stop() {
+      try {
+        await Promise.race([connection.sendRequest("shutdown"), new Promise((r) => setTimeout(r, 10_000))]);
+        connection.sendNotification("exit");
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      const result = await exited;
+      clearTimeout(timer);
+      connection.dispose();
+      return result;
+    },
+  };
+}
+
+/** Serves dist/webview on 127.0.0.1 (the page JetBrains would load from its plugin resources). */
+export async function serveWebview() {
+  const dir = path.join(extensionDir, "dist", "webview");
+  const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css" };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (url.pathname === "/favicon.ico") {
+      res.writeHead(204).end();
+      return;
+    }
+    const file = path.join(dir, path.normalize(url.pathname === "/" ? "/index.html" : url.pathname));
+    if (!file.startsWith(dir) || !fs.existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": types[path.extname(file)] ?? "application/octet-stream" });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/index.html`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/**
+ * Plays the JetBrains plugin: answers `waveHostQuery` by forwarding `wave/*` to the sidecar and
+ * recording `host/*` steps; forwards the sidecar's notifications with `waveReceive`.
+ */
+export async function attachRelay(page, firstSidecar, { injectLate = false } = {}) {
+  let sidecar = firstSidecar;
+  const hostLog = [];
+  const failNext = new Map();
+  await page.exposeFunction("__waveRelay", async (json) => {
+    const { method, params } = JSON.parse(json);
+    if (failNext.has(method)) {
+      const error = failNext.get(method);
+      failNext.delete(method);
+      hostLog.push({ method, params, failed: true });
+      return JSON.stringify({ error });
+    }
+    if (method.startsWith("host/")) {
+      hostLog.push({ method, params });
+      return JSON.stringify({ result: null });
+    }
+    try {
+      const result = await sidecar.request(method, params);
+      return JSON.stringify({ result });
+    } catch (e) {
+      return JSON.stringify({ error: { message: e.message, code: e.code, data: e.data } });
+    }
+  });
+  const inject = () => {
+    window.waveHostQuery = (json) => window.__waveRelay(json);
+    window.dispatchEvent(new Event("wave-host-ready"));
+  };
+  if (!injectLate) await page.addInitScript(inject);
+  const pushes = [];
+  const listen = (sc) =>
+    sc.onNotification((method, params) => {
+      if (sc !== sidecar || !method.startsWith("wave/")) return;
+      pushes.push({ method, params });
+      void page.evaluate((msg) => window.waveReceive?.(msg), JSON.stringify({ method, params })).catch(() => undefined);
+    });
+  listen(sidecar);
+  return {
+    /** Relays to another sidecar from now on (a restarted one). */
+    switchTo(next) {
+      sidecar = next;
+      listen(next);
+    },
+    hostLog,
+    pushes,
+    /** The next request of `method` fails with this JSON-RPC-like error (a host failure). */
+    failNext: (method, error) => failNext.set(method, error),
+    injectNow: () => page.evaluate(inject),
+    push: (method, params) => page.evaluate((msg) => window.waveReceive(msg), JSON.stringify({ method, params })),
+  };
+}
+
+/** Polls `fn` until it returns a truthy value (bounded). */
+export async function until(fn, what, timeoutMs = 20_000) {
+  const start = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pids a test server wrote to `<sandbox>/<name>.pid` (server first, then descendants). */
+export function serverPids(sandbox, name) {
+  try {
+    return fs.readFileSync(path.join(sandbox.root, `${name}.pid`), "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Processes whose command line mentions `needle` (via /proc). */
+export function processesMentioning(needle) {
+  return fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

@@ -1,0 +1,417 @@
+// The shared settings webview in headless Chromium, against the REAL sidecar (`wave-mcp lsp`)
+// and our test MCP server. The page talks through the JCEF adapter: this test injects
+// `window.waveHostQuery` and calls `window.waveReceive`, exactly as the JetBrains plugin does.
+//
+// Run: node --test test/chromium/  (after `npm run build` and `cargo build --bin wave-mcp --bin
+// wave-mcp-test-server`). Screenshots: target/test-output/webview-chromium/.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromium } from "playwright-core";
+import {
+  attachRelay,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  makeSandbox,
+  outputDir,
+  pidAlive,
+  processesMentioning,
+  projectConfigText,
+  serverPids,
+  serveWebview,
+  startSidecar,
+  until,
+} from "./support.mjs";
+
+let browser;
+let web;
+
+before(async () => {
+  fs.mkdirSync(outputDir, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  web = await serveWebview();
+});
+
+after(async () => {
+  await browser?.close();
+  await web?.close();
+});
+
+async function openPage({ lang = "en", sandbox, injectLate = false } = {}) {
+  const sidecar = await startSidecar(sandbox);
+  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  const relay = await attachRelay(page, sidecar, { injectLate });
+  await page.goto(`${web.url}?page=settings&lang=${lang}`);
+  if (injectLate) await relay.injectNow();
+  await page.waitForSelector("body[data-ready=true]");
+  return {
+    page,
+    sidecar,
+    relay,
+    errors,
+    async close() {
+      await context.close();
+      return sidecar.stop();
+    },
+  };
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(outputDir, `${name}.png`), fullPage: true });
+const row = (page, name) => page.locator(`li.server-row[data-server="${name}"]`);
+const tab = (page, id) => page.locator(`button.source-tab[data-tab="${id}"]`);
+
+describe("settings page against the real sidecar (JCEF bridge)", () => {
+  let sandbox;
+  let ui;
+
+  before(async () => {
+    sandbox = makeSandbox();
+    ui = await openPage({ sandbox });
+  });
+
+  after(async () => {
+    const { code } = await ui.close();
+    assert.equal(code, 0, "the sidecar exits cleanly after shutdown/exit");
+    if (ui.alphaPid) assert.equal(pidAlive(ui.alphaPid), false, "shutdown ended alpha's process");
+    sandbox.cleanup();
+    assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
+  });
+
+  test("UI-8, UI-9, UI-2, SEC-1: source tabs and rows (name, type, command as written, status)", async () => {
+    const { page } = ui;
+    await page.waitForSelector("li.server-row");
+    assert.equal(await page.locator("#nav-mcp.selected").textContent(), "MCP services");
+    assert.deepEqual(await page.locator("button.source-tab").evaluateAll((els) => els.map((e) => e.dataset.tab)), [
+      "user",
+      "project",
+      "plugin",
+    ]);
+    // The first tab with servers is User (gamma).
+    assert.equal(await tab(page, "user").getAttribute("aria-selected"), "true");
+    assert.equal(await row(page, "gamma").count(), 1);
+    await tab(page, "project").click();
+    assert.deepEqual(await page.locator("li.server-row").evaluateAll((els) => els.map((e) => e.dataset.server)), [
+      "alpha",
+      "beta",
+      "broken",
+    ]);
+    const broken = row(page, "broken");
+    assert.equal(await broken.locator(".badge.transport").textContent(), "stdio");
+    // SEC-1: ${SECRET_TOKEN} is shown as written, never expanded.
+    assert.equal(await broken.locator(".endpoint").textContent(), "/nonexistent/wave-missing-server --token ${SECRET_TOKEN}");
+    assert.equal(await row(page, "alpha").locator(".status").textContent(), "Disconnected");
+    assert.equal(await row(page, "alpha").locator("button[data-action=connect]").textContent(), "Connect");
+    // UI-9: Edit and Delete on project rows.
+    assert.equal(await row(page, "alpha").locator("button[data-action=edit]").count(), 1);
+    assert.equal(await row(page, "alpha").locator("button[data-action=delete]").count(), 1);
+    await shot(page, "01-project-tab");
+  });
+
+  test("DEL-4: plugin rows are read-only (no Edit, no Delete)", async () => {
+    const { page } = ui;
+    await tab(page, "plugin").click();
+    const plugin = row(page, "plugin-tools");
+    assert.equal(await plugin.count(), 1);
+    assert.equal(await plugin.locator(".endpoint").textContent(), "http://127.0.0.1:9/mcp");
+    assert.equal(await plugin.locator("button[data-action=edit]").count(), 0);
+    assert.equal(await plugin.locator("button[data-action=delete]").count(), 0);
+    assert.equal(await plugin.locator(".badge.muted").textContent(), "read-only");
+    await shot(page, "02-plugin-tab");
+  });
+
+  test("UI-4, LAZY-5: Connect shows Connecting... disabled, then connected with its tool count", async () => {
+    const { page } = ui;
+    await tab(page, "project").click();
+    const alpha = row(page, "alpha");
+    await alpha.locator("button[data-action=connect]").click();
+    // alpha's initialize takes 700 ms: the running state is observable.
+    const busy = alpha.locator("button[data-action=connect]");
+    await until(async () => (await busy.textContent()) === "Connecting...", "Connecting...");
+    assert.equal(await busy.isDisabled(), true);
+    assert.equal(await alpha.locator("button[data-action=edit]").isDisabled(), true);
+    await shot(page, "03-connecting");
+    await until(async () => (await alpha.getAttribute("data-status")) === "connected", "alpha connected");
+    assert.equal(await alpha.locator(".status").textContent(), "Connected");
+    assert.equal(await alpha.locator(".tool-count").textContent(), "3 tools");
+    assert.equal(await alpha.locator("button[data-action=disconnect]").textContent(), "Disconnect");
+    assert.equal(await alpha.locator("button[data-action=disconnect]").isDisabled(), false);
+    await shot(page, "04-connected");
+  });
+
+  test("UI-4, CACHE-2: Disconnect ends the server; its tools stay visible, marked cached", async () => {
+    const { page } = ui;
+    const [pid] = serverPids(sandbox, "alpha");
+    assert.ok(pid && pidAlive(pid), "alpha's process runs while connected");
+    const alpha = row(page, "alpha");
+    await alpha.locator("button[data-action=disconnect]").click();
+    await until(async () => (await alpha.getAttribute("data-status")) === "disconnected", "alpha disconnected");
+    assert.equal(await alpha.locator(".status").textContent(), "Disconnected");
+    await until(() => !pidAlive(pid), "alpha's process ended (LIFE-6)");
+    assert.equal(await alpha.locator("button[data-action=connect]").textContent(), "Connect");
+    assert.equal(await alpha.locator(".badge.cached").count(), 1);
+    assert.match(await alpha.locator(".tools-detail").textContent(), /^cached, last connected \d{4}-\d\d-\d\d \d\d:\d\d$/);
+    await shot(page, "05-disconnected-cached");
+  });
+
+  test("UI-3: a failing server shows its reason in red and a Reconnect button", async () => {
+    const { page } = ui;
+    const broken = row(page, "broken");
+    await broken.locator("button[data-action=connect]").click();
+    await until(async () => (await broken.getAttribute("data-status")) === "error", "broken in error");
+    const reason = broken.locator(".server-error");
+    assert.match(await reason.textContent(), /SECRET_TOKEN/);
+    const color = await reason.evaluate((el) => getComputedStyle(el).color);
+    assert.equal(color, "rgb(207, 34, 46)", "the reason is red");
+    assert.equal(await broken.locator("button[data-action=connect]").textContent(), "Reconnect");
+    // Each status has its own colour.
+    const statusColors = await page
+      .locator("li.server-row .status")
+      .evaluateAll((els) => Object.fromEntries(els.map((e) => [e.dataset.status, getComputedStyle(e).color])));
+    assert.notEqual(statusColors.error, statusColors.disconnected);
+    await shot(page, "06-error-reconnect");
+  });
+
+  test("UI-5, UI-11: live pushes refresh the list; an older snapshot is ignored", async () => {
+    const { page, sidecar, relay } = ui;
+    // A background change: the sidecar connects beta on its own (as a turn would) and pushes.
+    const before = relay.pushes.length;
+    await sidecar.request("wave/mcp/connect", { name: "beta" });
+    await until(() => relay.pushes.length > before, "a serversChanged push");
+    const beta = row(page, "beta");
+    await until(async () => (await beta.getAttribute("data-status")) === "connected", "beta connected by push");
+    const shown = await page.evaluate(() => window.wavePage.current.snapshot.version);
+    // A stale snapshot (older version) claiming everything is disconnected must not win.
+    const latest = relay.pushes.at(-1).params;
+    const stale = {
+      ...latest,
+      version: shown - 1,
+      servers: latest.servers.map((s) => ({ ...s, status: "disconnected", toolCount: 0, tools: [] })),
+    };
+    await relay.push("wave/mcp/serversChanged", stale);
+    await page.waitForTimeout(200);
+    assert.equal(await beta.getAttribute("data-status"), "connected");
+    assert.equal(await page.evaluate(() => window.wavePage.current.snapshot.version), shown);
+    // A snapshot of another session is ignored too.
+    await relay.push("wave/mcp/serversChanged", { ...latest, version: shown + 100, sessionId: "other", servers: [] });
+    await page.waitForTimeout(100);
+    assert.equal(await row(page, "beta").count(), 1);
+    await sidecar.request("wave/mcp/disconnect", { name: "beta" });
+    await until(async () => (await beta.getAttribute("data-status")) === "disconnected", "beta disconnected by push");
+  });
+
+  test("DEL-1, DEL-2: Delete asks (server + path); Cancel changes nothing; Confirm removes only that entry", async () => {
+    const { page } = ui;
+    const file = path.join(sandbox.workdir, ".mcp.json");
+    const original = fs.readFileSync(file, "utf8");
+    assert.equal(original, projectConfigText(sandbox.root));
+    await row(page, "beta").locator("button[data-action=delete]").click();
+    const dialog = page.locator("#confirm-delete");
+    await dialog.waitFor();
+    assert.equal(await dialog.locator(".confirm-body").textContent(), `"beta" will be removed from ${file}. This cannot be undone.`);
+    await shot(page, "07-delete-confirm");
+    await dialog.locator("button.cancel").click();
+    assert.equal(await dialog.count(), 0);
+    assert.equal(fs.readFileSync(file, "utf8"), original, "cancel leaves the file alone");
+    assert.equal(await row(page, "beta").count(), 1);
+    // Escape closes it too.
+    await row(page, "beta").locator("button[data-action=delete]").click();
+    await dialog.waitFor();
+    await page.keyboard.press("Escape");
+    assert.equal(await dialog.count(), 0);
+
+    await row(page, "beta").locator("button[data-action=delete]").click();
+    await dialog.locator("button.confirm").click();
+    await until(async () => (await row(page, "beta").count()) === 0, "beta gone from the list");
+    const now = fs.readFileSync(file, "utf8");
+    const parsed = JSON.parse(now);
+    assert.deepEqual(Object.keys(parsed.mcpServers), ["alpha", "broken"]);
+    // Only beta's entry went; alpha's and broken's text is byte-identical.
+    const alphaText = original.slice(original.indexOf('    "alpha"'), original.indexOf('    "beta"'));
+    assert.ok(now.includes(alphaText.trimEnd().replace(/,$/, "")), "alpha kept as written");
+    assert.ok(now.includes(original.slice(original.indexOf('    "broken"'))), "broken kept as written");
+    // DEL-2: under no tab.
+    for (const id of ["user", "project", "plugin"]) {
+      await tab(page, id).click();
+      assert.equal(await row(page, "beta").count(), 0);
+    }
+    await tab(page, "project").click();
+    await shot(page, "08-after-delete");
+  });
+
+  test("DEL-3: a host failure to delete is shown and the list stays as it was", async () => {
+    const { page, relay } = ui;
+    relay.failNext("wave/mcp/delete", {
+      code: -32803,
+      message: "cannot write /x/.mcp.json: permission denied",
+      data: { kind: "permissionDenied", path: "/x/.mcp.json" },
+    });
+    const before = await page.locator("li.server-row").count();
+    await row(page, "broken").locator("button[data-action=delete]").click();
+    await page.locator("#confirm-delete button.confirm").click();
+    const error = row(page, "broken").locator(".action-error");
+    await error.waitFor();
+    assert.equal(await error.textContent(), 'Could not delete "broken": cannot write /x/.mcp.json: permission denied');
+    assert.equal(await page.locator("li.server-row").count(), before);
+    assert.ok(relay.hostLog.some((e) => e.method === "host/notify" && e.params.level === "error"), "host notification");
+    assert.ok(!relay.hostLog.some((e) => e.method === "wave/session/send"), "UI-12: never a chat message");
+    await shot(page, "09-delete-failed");
+  });
+
+  test("EDIT-1..3: Edit opens the absolute config path BEFORE closing the page, then prefills", async () => {
+    const { page, relay } = ui;
+    relay.hostLog.length = 0;
+    await row(page, "alpha").locator("button[data-action=edit]").click();
+    await until(() => relay.hostLog.some((e) => e.method === "host/closeSettings"), "closeSettings");
+    assert.deepEqual(
+      relay.hostLog.map((e) => [e.method, e.params]),
+      [
+        ["host/openFile", { path: path.join(sandbox.workdir, ".mcp.json") }],
+        ["host/closeSettings", { prefill: "Help me edit the MCP server alpha: change <what to change> to <new value>" }],
+      ],
+    );
+  });
+
+  test("ADD-1, ADD-2: Add closes the page with the prompt and opens no file; UI-7 Back prefills nothing", async () => {
+    const { page, relay } = ui;
+    relay.hostLog.length = 0;
+    await page.locator("button[data-add=project]").click();
+    await until(() => relay.hostLog.length >= 1, "add project");
+    await tab(page, "user").click();
+    await page.locator("button[data-add=user]").click();
+    await until(() => relay.hostLog.length >= 2, "add user");
+    await page.locator("button.back").click();
+    await until(() => relay.hostLog.length >= 3, "back");
+    assert.deepEqual(
+      relay.hostLog.map((e) => [e.method, e.params]),
+      [
+        [
+          "host/closeSettings",
+          { prefill: '/settings Help me add an MCP server <name> to the project "demo-project": connect to <command/url>, args <args>' },
+        ],
+        ["host/closeSettings", { prefill: "/settings Help me add a user-level MCP server <name>: connect to <command/url>, args <args>" }],
+        ["host/closeSettings", {}],
+      ],
+    );
+  });
+
+  test("LAZY-8: a connected server runs until the sidecar shuts down", async () => {
+    const { page } = ui;
+    await tab(page, "project").click();
+    fs.rmSync(path.join(sandbox.root, "alpha.pid"), { force: true });
+    await row(page, "alpha").locator("button[data-action=connect]").click();
+    await until(async () => (await row(page, "alpha").getAttribute("data-status")) === "connected", "alpha connected again");
+    const [pid] = serverPids(sandbox, "alpha");
+    assert.ok(pid && pidAlive(pid));
+    ui.alphaPid = pid; // checked dead after the sidecar's shutdown (the after hook)
+  });
+});
+
+describe("settings page, other states", () => {
+  test("UI-6: no server anywhere → how to create user-level or project-level servers; Chinese texts", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    const ui = await openPage({ sandbox, lang: "zh-cn" });
+    try {
+      const { page } = ui;
+      await page.waitForSelector("#empty-all");
+      assert.equal(await page.locator("#empty-all h2").textContent(), "还没有配置任何 MCP 服务");
+      assert.match(await page.locator("#empty-all p").textContent(), /~\/\.wave\/mcp\.json/);
+      assert.equal(await page.locator("#empty-all button[data-add=user]").textContent(), "新增用户级 MCP 服务");
+      assert.equal(await page.locator("#empty-all button[data-add=project]").textContent(), "新增项目级 MCP 服务");
+      assert.deepEqual(await page.locator("button.source-tab").allTextContents(), ["用户级 MCP0", "项目级 MCP0", "插件 MCP0"]);
+      await shot(page, "10-empty-zh");
+      await page.locator("#empty-all button[data-add=project]").click();
+      await until(() => ui.relay.hostLog.length > 0, "closeSettings");
+      assert.deepEqual(ui.relay.hostLog[0].params, {
+        prefill: "/settings 帮我在【demo-project】下配 MCP 服务器<名字>：连<command/url>，参数<args>",
+      });
+      // ADD-3: a server written to the file (by the AI, here by hand) shows up under its tab.
+      fs.writeFileSync(
+        path.join(sandbox.workdir, ".mcp.json"),
+        JSON.stringify({ mcpServers: { added: { command: "x" } } }, null, 2),
+      );
+      await page.waitForSelector('li.server-row[data-server="added"]', { timeout: 15_000 });
+      assert.equal(await tab(page, "project").getAttribute("aria-selected"), "true");
+      await tab(page, "user").click();
+      assert.equal(await page.locator("#empty-tab").textContent(), "没有用户级 MCP 服务。用户级服务对所有项目可用（~/.wave/mcp.json）。");
+      await shot(page, "11-empty-tab-zh");
+      assert.deepEqual(ui.errors, []);
+    } finally {
+      await ui.close();
+      sandbox.cleanup();
+    }
+  });
+
+  test("Chinese rows and prompts; the JCEF query function may be injected after the page loaded", async () => {
+    const sandbox = makeSandbox();
+    const ui = await openPage({ sandbox, lang: "zh-cn", injectLate: true });
+    try {
+      const { page } = ui;
+      await tab(page, "project").click();
+      const alpha = row(page, "alpha");
+      assert.equal(await alpha.locator(".status").textContent(), "未连接");
+      await alpha.locator("button[data-action=connect]").click();
+      await until(async () => (await alpha.locator("button[data-action=connect]").textContent()) === "连接中...", "连接中...");
+      await until(async () => (await alpha.getAttribute("data-status")) === "connected", "alpha connected");
+      assert.equal(await alpha.locator(".tool-count").textContent(), "3 个工具");
+      await row(page, "broken").locator("button[data-action=connect]").click();
+      await until(async () => (await row(page, "broken").locator("button[data-action=connect]").textContent()) === "重连", "重连");
+      await shot(page, "12-rows-zh");
+      await alpha.locator("button[data-action=edit]").click();
+      await until(() => ui.relay.hostLog.length >= 2, "edit steps");
+      assert.deepEqual(
+        ui.relay.hostLog.map((e) => e.method),
+        ["host/openFile", "host/closeSettings"],
+      );
+      assert.equal(ui.relay.hostLog[1].params.prefill, "帮我编辑 MCP 服务器alpha：把<要改的内容>改成<新内容>");
+    } finally {
+      const { code } = await ui.close();
+      assert.equal(code, 0);
+      sandbox.cleanup();
+    }
+  });
+});
+
+describe("sidecar restart", () => {
+  test("UI-11 vs restart: a new sidecar's versions start again; the page reloads instead of dropping them", async () => {
+    const sandbox = makeSandbox();
+    const ui = await openPage({ sandbox });
+    let second;
+    try {
+      const { page, relay } = ui;
+      await tab(page, "project").click();
+      await row(page, "beta").locator("button[data-action=connect]").click();
+      await until(async () => (await row(page, "beta").getAttribute("data-status")) === "connected", "beta connected");
+      const oldVersion = await page.evaluate(() => window.wavePage.current.snapshot.version);
+      assert.ok(oldVersion > 2);
+      // The host restarts the sidecar (a crash, or the restart command) and tells the page.
+      second = await startSidecar(sandbox);
+      relay.switchTo(second);
+      await ui.sidecar.stop();
+      await relay.push("host/sidecarRestarted", {});
+      await until(async () => (await row(page, "beta").getAttribute("data-status")) === "disconnected", "beta as the new sidecar sees it");
+      assert.ok((await page.evaluate(() => window.wavePage.current.snapshot.version)) < oldVersion);
+      assert.equal(await tab(page, "project").getAttribute("aria-selected"), "true", "the tab is kept");
+      // Live updates of the new sidecar are applied.
+      await second.request("wave/mcp/connect", { name: "beta" });
+      await until(async () => (await row(page, "beta").getAttribute("data-status")) === "connected", "beta connected by push");
+    } finally {
+      await ui.close().catch(() => undefined);
+      if (second) assert.equal((await second.stop()).code, 0);
+      sandbox.cleanup();
+    }
+  });
+});
+
+describe("process hygiene", () => {
+  test("no MCP server of a test sandbox outlives its sidecar", async () => {
+    await until(() => processesMentioning("wave-webview-").length === 0, "no sandbox process left", 10_000);
+  });
+});

@@ -1,0 +1,168 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createJcefBridge, createVsCodeBridge, selectBridge, type BridgeWindow } from "../../webview/src/bridge";
+import { HostError } from "../../webview/src/hostApi";
+import { langFromLocale, t } from "../../webview/src/i18n";
+import { ChatStore } from "../../src/chatStore";
+import { resolveSidecar, sidecarCandidates } from "../../src/sidecarPath";
+import { contentSecurityPolicy, webviewHtml } from "../../src/webviewHtml";
+import { snap } from "./fixtures";
+
+function fakeWindow(): BridgeWindow & { fire(data: unknown): void } {
+  const listeners: ((e: { data: unknown }) => void)[] = [];
+  return {
+    addEventListener: (_type, l) => listeners.push(l),
+    fire: (data) => listeners.forEach((l) => l({ data })),
+  };
+}
+
+describe("bridges", () => {
+  it("VS Code: requests carry ids, answers resolve or reject, pushes arrive (early ones replayed)", async () => {
+    const win = fakeWindow();
+    const posted: any[] = [];
+    const bridge = createVsCodeBridge(win, { postMessage: (m) => posted.push(m) });
+    win.fire({ kind: "push", method: "wave/mcp/serversChanged", params: snap(1, []) });
+    const pushes: unknown[] = [];
+    bridge.onPush((method, params) => pushes.push([method, params]));
+    expect(pushes).toEqual([["wave/mcp/serversChanged", snap(1, [])]]);
+
+    const a = bridge.request("wave/mcp/servers", {});
+    const b = bridge.request("wave/mcp/delete", { name: "x", source: "plugin" });
+    expect(posted.map((p) => [p.kind, p.id, p.method])).toEqual([
+      ["request", 1, "wave/mcp/servers"],
+      ["request", 2, "wave/mcp/delete"],
+    ]);
+    win.fire({ kind: "response", id: 2, error: { message: "read-only", code: -32803, data: { kind: "readOnly" } } });
+    win.fire({ kind: "response", id: 1, result: snap(4, []) });
+    await expect(a).resolves.toEqual(snap(4, []));
+    const err = await b.catch((e) => e);
+    expect(err).toBeInstanceOf(HostError);
+    expect(err.message).toBe("read-only");
+    expect(err.data).toEqual({ kind: "readOnly" });
+  });
+
+  it("JCEF: waveHostQuery carries {method, params}; waveReceive delivers pushes", async () => {
+    const win = fakeWindow();
+    const queries: string[] = [];
+    win.waveHostQuery = async (json) => {
+      queries.push(json);
+      const q = JSON.parse(json);
+      if (q.method === "wave/mcp/delete") return JSON.stringify({ error: { message: "file missing" } });
+      return JSON.stringify({ result: snap(2, []) });
+    };
+    const bridge = createJcefBridge(win);
+    await expect(bridge.request("wave/mcp/servers", { sessionId: "default" })).resolves.toEqual(snap(2, []));
+    expect(JSON.parse(queries[0])).toEqual({ method: "wave/mcp/servers", params: { sessionId: "default" } });
+    await expect(bridge.request("wave/mcp/delete", { name: "a", source: "user" })).rejects.toThrow("file missing");
+    const pushes: unknown[] = [];
+    bridge.onPush((m, p) => pushes.push([m, p]));
+    win.waveReceive!(JSON.stringify({ method: "host/prefill", params: { text: "x" } }));
+    expect(pushes).toEqual([["host/prefill", { text: "x" }]]);
+  });
+
+  it("JCEF: a rejected query becomes a HostError", async () => {
+    const win = fakeWindow();
+    win.waveHostQuery = () => Promise.reject("boom");
+    await expect(createJcefBridge(win).request("host/openSettings", {})).rejects.toThrow("boom");
+  });
+
+  it("selects VS Code when acquireVsCodeApi exists, else waits for the JCEF query function", async () => {
+    const vs = fakeWindow();
+    vs.acquireVsCodeApi = () => ({ postMessage: () => undefined });
+    expect((await selectBridge(vs)).kind).toBe("vscode");
+    const jb = fakeWindow();
+    setTimeout(() => (jb.waveHostQuery = async () => "{}"), 60);
+    const bridge = await selectBridge(jb, 2000);
+    expect(bridge.kind).toBe("jcef");
+    expect(typeof jb.waveReceive).toBe("function");
+    await expect(selectBridge(fakeWindow(), 50)).rejects.toThrow("no host bridge");
+  });
+});
+
+describe("i18n", () => {
+  it("follows VS Code's display language", () => {
+    expect(langFromLocale("zh-cn")).toBe("zh");
+    expect(langFromLocale("zh-TW")).toBe("zh");
+    expect(langFromLocale("en")).toBe("en");
+    expect(langFromLocale("de")).toBe("en");
+    expect(langFromLocale(undefined)).toBe("en");
+  });
+  it("fills placeholders", () => {
+    expect(t("en", "tools", { n: 4 })).toBe("4 tools");
+    expect(t("zh", "connectingEllipsis")).toBe("连接中...");
+    expect(t("zh", "disconnectingEllipsis")).toBe("断开中...");
+    expect(t("en", "reconnect")).toBe("Reconnect");
+    expect(t("zh", "reconnect")).toBe("重连");
+  });
+});
+
+describe("webview HTML (strict CSP)", () => {
+  it("allows only our nonce'd script and the extension's own styles", () => {
+    const csp = contentSecurityPolicy("vscode-resource:", "abc");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'nonce-abc'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(csp).not.toContain("unsafe-eval");
+    expect(csp).not.toMatch(/https?:/);
+    const html = webviewHtml({
+      cspSource: "vscode-resource:",
+      scriptUri: "vscode-resource:/dist/webview/webview.js",
+      styleUri: "vscode-resource:/dist/webview/webview.css",
+      page: "settings",
+      language: "zh-cn",
+      sessionId: "default",
+      title: "x",
+      nonce: "abc",
+    });
+    expect(html).toContain('<script nonce="abc" src="vscode-resource:/dist/webview/webview.js"></script>');
+    expect(html).toContain('data-page="settings" data-lang="zh-cn"');
+    expect(html.match(/<script/g)).toHaveLength(1);
+  });
+});
+
+describe("sidecar binary", () => {
+  it("prefers the setting, then the bundled binary, then workspace builds", () => {
+    const c = sidecarCandidates({ setting: " /opt/wave-mcp ", extensionPath: "/ext", workspaceFolders: ["/ws"], platform: "linux" });
+    expect(c.map((x) => [x.origin, x.path])).toEqual([
+      ["setting", "/opt/wave-mcp"],
+      ["bundled", "/ext/bin/wave-mcp"],
+      ["workspace", "/ws/target/release/wave-mcp"],
+      ["workspace", "/ws/target/debug/wave-mcp"],
+    ]);
+  });
+
+  it("falls back to the workspace build; a setting pointing nowhere is an error", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wave-sidecar-"));
+    fs.mkdirSync(path.join(dir, "target", "debug"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "target", "debug", "wave-mcp"), "");
+    expect(resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [dir] })).toEqual({
+      path: path.join(dir, "target", "debug", "wave-mcp"),
+      origin: "workspace",
+    });
+    expect(() => resolveSidecar({ setting: "/no/such/file", extensionPath: "/nowhere", workspaceFolders: [dir] })).toThrow(
+      "wave.sidecarPath",
+    );
+    expect(() => resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [] })).toThrow("no wave-mcp binary");
+    fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe("chat store (host side)", () => {
+  it("keeps the conversation and hands a pending prefill to the next view once", () => {
+    const store = new ChatStore("default");
+    store.sent(1, "hello");
+    store.message({ sessionId: "default", turn: 1, message: { role: "user", content: "hello", toolCalls: [], isError: false, isMeta: false } });
+    store.message({ sessionId: "default", turn: 1, message: { role: "assistant", content: "hi", toolCalls: [], isError: false, isMeta: false } });
+    expect(store.message({ sessionId: "other", turn: 1, message: { role: "assistant", content: "x", toolCalls: [], isError: false, isMeta: false } })).toBe(false);
+    store.setPrefill("帮我编辑 MCP 服务器a：把<要改的内容>改成<新内容>");
+    const first = store.snapshot();
+    expect(first.messages.map((m) => m.message.content)).toEqual(["hello", "hi"]);
+    expect(first.runningTurns).toEqual([1]);
+    expect(first.prefill).toContain("帮我编辑");
+    expect(store.snapshot().prefill).toBeUndefined();
+    store.turnEnded({ sessionId: "default", turn: 1 });
+    expect(store.snapshot().runningTurns).toEqual([]);
+  });
+});

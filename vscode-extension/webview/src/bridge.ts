@@ -1,0 +1,133 @@
+// The page's only way to its host. Two adapters, chosen at run time:
+// - VS Code: `acquireVsCodeApi().postMessage` with request ids, answers and pushes arriving as
+//   `message` events;
+// - JetBrains JCEF: a query function the plugin injects, `window.waveHostQuery(json) =>
+//   Promise<json>`, and `window.waveReceive(json)`, which the page defines and the plugin calls
+//   for pushes (through `executeJavaScript`).
+
+import {
+  HostError,
+  type HostErrorPayload,
+  type HostMethod,
+  type HostPushes,
+  type HostRequests,
+  type HostToPage,
+  type JcefAnswer,
+  type JcefPush,
+  type PageToHost,
+  type PushMethod,
+} from "./hostApi";
+
+export type PushHandler = <M extends PushMethod>(method: M, params: HostPushes[M]) => void;
+
+export interface HostBridge {
+  readonly kind: "vscode" | "jcef";
+  request<M extends HostMethod>(method: M, params: HostRequests[M]["params"]): Promise<HostRequests[M]["result"]>;
+  onPush(handler: PushHandler): void;
+}
+
+/** The part of `acquireVsCodeApi()` the page uses. */
+export interface VsCodeApi {
+  postMessage(message: unknown): void;
+}
+
+/** The parts of `window` the adapters touch (a fake in tests). */
+export interface BridgeWindow {
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  acquireVsCodeApi?: () => VsCodeApi;
+  waveHostQuery?: (json: string) => Promise<string>;
+  waveReceive?: (json: string) => void;
+}
+
+/** Pushes that arrive before the page registered its handler are kept and replayed. */
+class PushQueue {
+  private handler?: PushHandler;
+  private early: { method: string; params: unknown }[] = [];
+  deliver(method: string, params: unknown): void {
+    if (this.handler) this.handler(method as PushMethod, params as never);
+    else this.early.push({ method, params });
+  }
+  set(handler: PushHandler): void {
+    this.handler = handler;
+    const early = this.early;
+    this.early = [];
+    for (const p of early) handler(p.method as PushMethod, p.params as never);
+  }
+}
+
+function errorOf(payload: HostErrorPayload | undefined): HostError {
+  return new HostError(payload ?? { message: "unknown error" });
+}
+
+export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridge {
+  let nextId = 1;
+  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  const pushes = new PushQueue();
+  win.addEventListener("message", (event) => {
+    const msg = event.data as HostToPage | undefined;
+    if (!msg || typeof msg !== "object") return;
+    if (msg.kind === "response") {
+      const w = waiting.get(msg.id);
+      if (!w) return;
+      waiting.delete(msg.id);
+      if (msg.error) w.reject(errorOf(msg.error));
+      else w.resolve(msg.result ?? null);
+    } else if (msg.kind === "push") {
+      pushes.deliver(msg.method, msg.params);
+    }
+  });
+  return {
+    kind: "vscode",
+    request(method, params) {
+      const id = nextId++;
+      const message: PageToHost = { kind: "request", id, method, params };
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        api.postMessage(message);
+      });
+    },
+    onPush: (handler) => pushes.set(handler),
+  };
+}
+
+export function createJcefBridge(win: BridgeWindow): HostBridge {
+  const pushes = new PushQueue();
+  win.waveReceive = (json: string) => {
+    const push = JSON.parse(json) as JcefPush;
+    pushes.deliver(push.method, push.params);
+  };
+  return {
+    kind: "jcef",
+    async request(method, params) {
+      const query = win.waveHostQuery;
+      if (!query) throw new HostError({ message: "the host query function is missing" });
+      let text: string;
+      try {
+        text = await query(JSON.stringify({ method, params }));
+      } catch (e) {
+        // JBCefJSQuery reports failures as (code, message); a plugin may reject with a string.
+        throw new HostError({ message: e instanceof Error ? e.message : String(e) });
+      }
+      const answer = JSON.parse(text) as JcefAnswer;
+      if (answer.error) throw errorOf(answer.error);
+      return (answer.result ?? null) as never;
+    },
+    onPush: (handler) => pushes.set(handler),
+  };
+}
+
+/**
+ * The bridge of the host the page runs in. A JCEF host may inject `waveHostQuery` only after the
+ * page loaded: wait for it (it dispatches `wave-host-ready`, or we poll) up to `timeoutMs`.
+ */
+export async function selectBridge(win: BridgeWindow, timeoutMs = 10_000): Promise<HostBridge> {
+  if (typeof win.acquireVsCodeApi === "function") return createVsCodeBridge(win, win.acquireVsCodeApi());
+  // Define waveReceive at once so that early pushes are queued, not lost.
+  const bridge = createJcefBridge(win);
+  const start = Date.now();
+  while (typeof win.waveHostQuery !== "function") {
+    if (Date.now() - start > timeoutMs) throw new HostError({ message: "no host bridge" });
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return bridge;
+}

@@ -1,0 +1,157 @@
+// The chat (session) view: messages of the workspace's session, an input, Send. `/mcp` opens
+// the settings page instead of being sent (UI-1).
+
+import type { ChatMessage, SessionMessageParams, SessionTurnEndedParams } from "../../src/protocol.generated";
+import type { HostBridge } from "./bridge";
+import {
+  addMessage,
+  initialChat,
+  inputAction,
+  isBusy,
+  isVisible,
+  localSend,
+  placeholderSelection,
+  sendAccepted,
+  sendFailed,
+  turnEnded,
+  type ChatState,
+} from "./chatState";
+import { h } from "./dom";
+import { t, type Lang } from "./i18n";
+import { errorText } from "./settingsPage";
+
+export class ChatPage {
+  private state: ChatState;
+  private readonly log: HTMLElement;
+  private readonly input: HTMLTextAreaElement;
+  private readonly sendButton: HTMLButtonElement;
+  private readonly status: HTMLElement;
+
+  constructor(
+    root: HTMLElement,
+    private readonly bridge: HostBridge,
+    private readonly lang: Lang,
+    sessionId: string,
+  ) {
+    this.state = initialChat(sessionId);
+    const L = (k: Parameters<typeof t>[1]) => t(lang, k);
+    this.log = h("div", { class: "chat-log", id: "chat-log", role: "log", "aria-live": "polite" });
+    this.input = h("textarea", {
+      id: "chat-input",
+      class: "chat-input",
+      rows: 3,
+      placeholder: L("chatPlaceholder"),
+      "aria-label": L("chatPlaceholder"),
+    }) as HTMLTextAreaElement;
+    this.sendButton = h("button", { class: "primary", id: "chat-send", onclick: () => void this.submit() }, L("send")) as HTMLButtonElement;
+    this.status = h("div", { class: "chat-status muted", id: "chat-status" });
+    this.input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        void this.submit();
+      }
+    });
+    const toolbar = h(
+      "div",
+      { class: "chat-toolbar" },
+      h("button", { class: "link", id: "open-mcp", onclick: () => void this.bridge.request("host/openSettings", {}) }, L("openMcp")),
+    );
+    root.replaceChildren(
+      toolbar,
+      this.log,
+      h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.sendButton)),
+    );
+    bridge.onPush((method, params) => {
+      if (method === "wave/session/message") this.set(addMessage(this.state, params as SessionMessageParams));
+      else if (method === "wave/session/turnEnded") {
+        const p = params as SessionTurnEndedParams;
+        this.set(turnEnded(this.state, p.sessionId, p.turn, p.error ? t(lang, "turnFailed", { reason: p.error }) : undefined));
+      } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
+    });
+    this.render();
+  }
+
+  async load(): Promise<void> {
+    try {
+      const s = await this.bridge.request("host/chatState", {});
+      let next = initialChat(s.sessionId);
+      for (const m of s.messages) next = addMessage(next, m);
+      next = { ...next, running: new Set(s.runningTurns) };
+      this.set(next);
+      if (s.prefill !== undefined) this.prefill(s.prefill);
+    } catch {
+      // A host without chat history: start empty.
+    }
+  }
+
+  get current(): ChatState {
+    return this.state;
+  }
+
+  /** ADD-1, EDIT-1: the text goes in the input, focused, not sent. */
+  prefill(text: string): void {
+    this.input.value = text;
+    this.input.focus();
+    const sel = placeholderSelection(text);
+    this.input.setSelectionRange(sel.start, sel.end);
+  }
+
+  private async submit(): Promise<void> {
+    const action = inputAction(this.input.value);
+    if (action.kind === "none") return;
+    if (action.kind === "openSettings") {
+      this.input.value = "";
+      await this.bridge.request("host/openSettings", {});
+      return;
+    }
+    this.input.value = "";
+    this.set(localSend(this.state, action.text));
+    try {
+      const accepted = await this.bridge.request("wave/session/send", { sessionId: this.state.sessionId, text: action.text });
+      this.set(sendAccepted(this.state, accepted.turn));
+    } catch (e) {
+      const message = t(this.lang, "sendFailed", { reason: errorText(e) });
+      this.set(sendFailed(this.state, message));
+      void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+    }
+  }
+
+  private set(next: ChatState): void {
+    if (next === this.state) return;
+    this.state = next;
+    this.render();
+  }
+
+  private render(): void {
+    const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
+    const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
+    const visible = this.state.entries.filter((e) => isVisible(e.message));
+    const items: HTMLElement[] = visible.map((e) => this.messageEl(e.message));
+    if (items.length === 0) items.push(h("div", { class: "chat-empty muted" }, L("chatEmpty")));
+    for (const err of this.state.errors) items.push(h("div", { class: "chat-error error-text" }, err));
+    this.log.replaceChildren(...items);
+    if (atBottom) this.log.scrollTop = this.log.scrollHeight;
+    this.status.textContent = isBusy(this.state) ? L("thinking") : "";
+  }
+
+  private messageEl(m: ChatMessage): HTMLElement {
+    const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
+    if (m.role === "tool") {
+      const name = m.toolName ?? "tool";
+      return h(
+        "details",
+        { class: m.isError ? "msg msg-tool tool-error" : "msg msg-tool", "data-role": "tool" },
+        h("summary", {}, L(m.isError ? "toolError" : "toolResult", { name })),
+        h("pre", {}, m.content),
+      );
+    }
+    const who = m.role === "user" ? L("you") : L("agent");
+    return h(
+      "div",
+      { class: `msg msg-${m.role}`, "data-role": m.role },
+      h("div", { class: "msg-who" }, who),
+      m.content ? h("div", { class: "msg-text" }, m.content) : null,
+      m.toolCalls.map((c) => h("div", { class: "tool-call muted" }, "→ ", L("toolCall", { name: c.name }), " ", h("code", {}, c.arguments))),
+    );
+  }
+}

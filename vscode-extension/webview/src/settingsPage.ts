@@ -1,0 +1,410 @@
+// The "MCP services" settings page: renders SettingsState and turns clicks into host requests.
+// All decisions live in settingsState.ts; this file only wires them to the DOM and the bridge.
+
+import type { McpServerView, ServersSnapshot } from "../../src/protocol.generated";
+import type { HostBridge } from "./bridge";
+import { h } from "./dom";
+import { HostError } from "./hostApi";
+import { t, type Lang } from "./i18n";
+import {
+  applySnapshot,
+  askDelete,
+  cancelDelete,
+  confirmText,
+  currentTab,
+  emptyState,
+  endAction,
+  endpointText,
+  initialState,
+  planAdd,
+  planBack,
+  planEdit,
+  rowButtons,
+  selectTab,
+  serversInTab,
+  startAction,
+  STATUS_TEXT,
+  toolsText,
+  visibleTabs,
+  type HostStep,
+  type SettingsState,
+  type TabId,
+} from "./settingsState";
+
+export function errorText(e: unknown): string {
+  if (e instanceof HostError || e instanceof Error) return e.message;
+  return String(e);
+}
+
+export class SettingsPage {
+  private state: SettingsState;
+  private closing = false;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly bridge: HostBridge,
+    private readonly lang: Lang,
+    sessionId: string,
+  ) {
+    this.state = initialState(sessionId);
+    bridge.onPush((method, params) => {
+      if (method === "wave/mcp/serversChanged") this.set(applySnapshot(this.state, params as ServersSnapshot));
+      if (method === "host/sidecarRestarted") {
+        // A new sidecar counts versions from 1 again: forget the old list, keep the tab.
+        this.set({ ...initialState(this.state.sessionId), tab: this.state.tab });
+        void this.load();
+      }
+    });
+    document.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape" && this.state.confirm) this.set(cancelDelete(this.state));
+    });
+  }
+
+  /** For tests and hosts: the state shown. */
+  get current(): SettingsState {
+    return this.state;
+  }
+
+  async load(): Promise<void> {
+    const sessionId = this.state.sessionId;
+    this.set({ ...this.state, loadError: undefined });
+    // Config paths are only needed for Add/Edit/Delete; a failure there must not hide the list.
+    void this.bridge
+      .request("wave/mcp/configPaths", { sessionId })
+      .then((configPaths) => this.set({ ...this.state, configPaths }))
+      .catch(() => undefined);
+    try {
+      const snapshot = await this.bridge.request("wave/mcp/servers", { sessionId });
+      this.set(applySnapshot(this.state, snapshot));
+    } catch (e) {
+      if (!this.state.snapshot) this.set({ ...this.state, loadError: errorText(e) });
+    }
+  }
+
+  private set(next: SettingsState): void {
+    if (next === this.state) return;
+    this.state = next;
+    this.render();
+  }
+
+  // ---- actions ----
+
+  private async connectOrDisconnect(server: McpServerView, action: "connect" | "disconnect"): Promise<void> {
+    const name = server.name;
+    this.set(startAction(this.state, name, action === "connect" ? "connecting" : "disconnecting"));
+    try {
+      const snapshot = await this.bridge.request(action === "connect" ? "wave/mcp/connect" : "wave/mcp/disconnect", {
+        name,
+        sessionId: this.state.sessionId,
+      });
+      this.set(endAction(this.state, name, { snapshot }));
+    } catch (e) {
+      // UI-12: a failure is the row's error plus a host notification, never a chat message.
+      const message = t(this.lang, action === "connect" ? "connectFailed" : "disconnectFailed", { name, reason: errorText(e) });
+      this.set(endAction(this.state, name, { error: message }));
+      void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+      // UI-4: never leave the row stuck; fetch the latest list.
+      void this.bridge
+        .request("wave/mcp/servers", { sessionId: this.state.sessionId })
+        .then((s) => this.set(applySnapshot(this.state, s)))
+        .catch(() => undefined);
+    }
+  }
+
+  private async confirmDelete(): Promise<void> {
+    const c = this.state.confirm;
+    if (!c) return;
+    this.set(startAction(cancelDelete(this.state), c.name, "deleting"));
+    try {
+      const snapshot = await this.bridge.request("wave/mcp/delete", {
+        name: c.name,
+        source: c.source,
+        sessionId: this.state.sessionId,
+      });
+      this.set(endAction(this.state, c.name, { snapshot }));
+    } catch (e) {
+      // DEL-3: the error is shown, the list stays as it was.
+      const message = t(this.lang, "deleteFailed", { name: c.name, reason: errorText(e) });
+      this.set(endAction(this.state, c.name, { error: message }));
+      void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+    }
+  }
+
+  /** Runs host steps strictly in order, each after the previous one was answered (EDIT-3). */
+  private async run(steps: HostStep[]): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    try {
+      for (const step of steps) {
+        if (step.kind === "openFile") {
+          try {
+            await this.bridge.request("host/openFile", { path: step.path });
+          } catch (e) {
+            void this.bridge.request("host/notify", { level: "warning", message: errorText(e) }).catch(() => undefined);
+          }
+        } else {
+          await this.bridge.request("host/closeSettings", step.prefill === undefined ? {} : { prefill: step.prefill });
+        }
+      }
+    } finally {
+      this.closing = false;
+    }
+  }
+
+  // ---- rendering ----
+
+  render(): void {
+    const focusedKey = (document.activeElement as HTMLElement | null)?.dataset?.key;
+    const s = this.state;
+    const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
+    const tab = currentTab(s);
+    const empty = emptyState(s);
+
+    const header = h(
+      "header",
+      { class: "page-header" },
+      h("button", { class: "link back", "data-key": "back", onclick: () => void this.run(planBack()) }, "← ", L("back")),
+      h("h1", {}, L("settingsTitle")),
+    );
+
+    const nav = h(
+      "nav",
+      { class: "settings-nav", "aria-label": L("settingsTitle") },
+      h("a", { class: "nav-item selected", "aria-current": "page", id: "nav-mcp" }, L("navMcp")),
+    );
+
+    const tabs = h(
+      "div",
+      { class: "source-tabs", role: "tablist" },
+      visibleTabs(s.snapshot).map((x) =>
+        h(
+          "button",
+          {
+            class: x.id === tab ? "source-tab selected" : "source-tab",
+            role: "tab",
+            "aria-selected": x.id === tab ? "true" : "false",
+            "data-tab": x.id,
+            "data-key": `tab-${x.id}`,
+            onclick: () => this.set(selectTab(this.state, x.id)),
+          },
+          L(x.label),
+          s.snapshot ? h("span", { class: "count" }, String(x.count)) : null,
+        ),
+      ),
+    );
+
+    const addButton = (source: "user" | "project", primary = false) =>
+      h(
+        "button",
+        {
+          class: primary ? "primary add" : "secondary add",
+          "data-add": source,
+          "data-key": `add-${source}`,
+          onclick: () => void this.run(planAdd(this.lang, source, this.state.configPaths)),
+        },
+        L(source === "user" ? "addUser" : "addProject"),
+      );
+
+    const toolbar =
+      tab === "user" || tab === "project"
+        ? h("div", { class: "toolbar" }, addButton(tab, true))
+        : h("div", { class: "toolbar" });
+
+    let body: HTMLElement;
+    if (empty === "loading") body = h("div", { class: "empty", id: "loading" }, L("loading"));
+    else if (empty === "loadError")
+      body = h(
+        "div",
+        { class: "empty error-state" },
+        h("p", { class: "error-text" }, L("loadFailed", { reason: s.loadError ?? "" })),
+        h("button", { class: "secondary", onclick: () => void this.load() }, L("retry")),
+      );
+    else if (empty === "noServers")
+      body = h(
+        "div",
+        { class: "empty empty-all", id: "empty-all" },
+        h("h2", {}, L("emptyAllTitle")),
+        h("p", {}, L("emptyAllBody")),
+        h("div", { class: "empty-actions" }, addButton("user", true), addButton("project")),
+      );
+    else if (empty === "emptyTab") body = h("div", { class: "empty empty-tab", id: "empty-tab" }, this.emptyTabText(tab));
+    else body = h("ul", { class: "server-list" }, serversInTab(s.snapshot, tab).map((server) => this.row(server)));
+
+    const banner = s.banner
+      ? h(
+          "div",
+          { class: "banner error-text", role: "alert" },
+          s.banner,
+          h("button", { class: "link", onclick: () => this.set({ ...this.state, banner: undefined }) }, L("dismiss")),
+        )
+      : null;
+
+    const main = h(
+      "main",
+      { class: "settings-main" },
+      h("h2", { class: "section-title" }, L("navMcp")),
+      tabs,
+      empty === "noServers" ? null : toolbar,
+      banner,
+      body,
+    );
+
+    const dialog = s.confirm ? this.confirmDialog() : null;
+    this.root.replaceChildren(header, h("div", { class: "settings-layout" }, nav, main), ...(dialog ? [dialog] : []));
+
+    const again = focusedKey ? this.root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusedKey)}"]`) : null;
+    if (dialog) dialog.querySelector<HTMLElement>("button.cancel")?.focus();
+    else if (again && !again.hasAttribute("disabled")) again.focus();
+  }
+
+  private emptyTabText(tab: TabId): string {
+    const project = this.state.configPaths?.projectName ?? "";
+    switch (tab) {
+      case "user":
+        return t(this.lang, "emptyUser");
+      case "project":
+        return t(this.lang, "emptyProject", { project });
+      case "plugin":
+        return t(this.lang, "emptyPlugin");
+      default:
+        return t(this.lang, "emptyHost");
+    }
+  }
+
+  private row(server: McpServerView): HTMLElement {
+    const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
+    const pending = this.state.pending[server.name];
+    const buttons = rowButtons(server, pending === "deleting" ? undefined : pending);
+    const busy = pending !== undefined;
+    const tools = toolsText(this.lang, server);
+    const sourceKey =
+      server.source === "user"
+        ? "sourceUser"
+        : server.source === "project"
+          ? "sourceProject"
+          : server.source === "plugin"
+            ? "sourcePlugin"
+            : "sourceConstructor";
+    const actions = h(
+      "div",
+      { class: "row-actions" },
+      h(
+        "button",
+        {
+          class: "primary",
+          "data-action": buttons.primary.action,
+          "data-key": `primary-${server.name}`,
+          disabled: buttons.primary.disabled || busy,
+          onclick: () => void this.connectOrDisconnect(server, buttons.primary.action),
+        },
+        pending === "deleting" ? L("deletingEllipsis") : L(buttons.primary.label),
+      ),
+      buttons.edit
+        ? h(
+            "button",
+            {
+              class: "secondary",
+              "data-action": "edit",
+              "data-key": `edit-${server.name}`,
+              disabled: busy,
+              onclick: () => void this.run(planEdit(this.lang, server, this.state.configPaths)),
+            },
+            L("edit"),
+          )
+        : null,
+      buttons.delete
+        ? h(
+            "button",
+            {
+              class: "secondary danger",
+              "data-action": "delete",
+              "data-key": `delete-${server.name}`,
+              disabled: busy,
+              onclick: () => this.set(askDelete(this.state, server)),
+            },
+            L("delete"),
+          )
+        : null,
+      !buttons.edit ? h("span", { class: "badge muted" }, L("readOnly")) : null,
+    );
+    const rowError = this.state.rowErrors[server.name];
+    return h(
+      "li",
+      { class: `server-row status-${server.status}`, "data-server": server.name, "data-status": server.status },
+      h(
+        "div",
+        { class: "row-main" },
+        h(
+          "div",
+          { class: "row-title" },
+          h("span", { class: "server-name" }, server.name),
+          h("span", { class: "badge transport", title: "type" }, server.transport),
+          h("span", { class: "badge source" }, L(sourceKey)),
+          h(
+            "span",
+            { class: `status status-${server.status}`, "data-status": server.status },
+            h("span", { class: "dot", "aria-hidden": "true" }),
+            L(STATUS_TEXT[server.status]),
+          ),
+        ),
+        h("div", { class: "endpoint", title: endpointText(server) }, endpointText(server)),
+        h(
+          "div",
+          { class: "tools-line" },
+          h("span", { class: "tool-count" }, tools.count),
+          tools.detail
+            ? h("span", { class: server.toolsFromCache ? "badge cached tools-detail" : "muted tools-detail" }, tools.detail)
+            : null,
+        ),
+        server.status === "error" && server.error ? h("div", { class: "error-text server-error" }, server.error) : null,
+        rowError ? h("div", { class: "error-text action-error", role: "alert" }, rowError) : null,
+        server.tools.length > 0
+          ? h(
+              "details",
+              { class: "tool-list" },
+              h("summary", {}, L("showTools")),
+              h(
+                "ul",
+                {},
+                server.tools.map((tool) =>
+                  h(
+                    "li",
+                    {},
+                    h("code", {}, tool.name),
+                    tool.description ? h("span", { class: "muted" }, " — " + tool.description) : null,
+                  ),
+                ),
+              ),
+            )
+          : null,
+      ),
+      actions,
+    );
+  }
+
+  private confirmDialog(): HTMLElement {
+    const c = this.state.confirm!;
+    const L = (k: Parameters<typeof t>[1]) => t(this.lang, k);
+    return h(
+      "div",
+      {
+        class: "overlay",
+        onclick: (ev: Event) => {
+          if (ev.target === ev.currentTarget) this.set(cancelDelete(this.state));
+        },
+      },
+      h(
+        "div",
+        { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "confirm-title", id: "confirm-delete" },
+        h("h2", { id: "confirm-title" }, L("confirmDeleteTitle")),
+        h("p", { class: "confirm-body" }, confirmText(this.lang, c)),
+        h(
+          "div",
+          { class: "dialog-actions" },
+          h("button", { class: "secondary cancel", onclick: () => this.set(cancelDelete(this.state)) }, L("cancel")),
+          h("button", { class: "primary danger confirm", onclick: () => void this.confirmDelete() }, L("confirmDelete")),
+        ),
+      ),
+    );
+  }
+}

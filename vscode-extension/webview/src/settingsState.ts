@@ -1,0 +1,260 @@
+// State of the "MCP services" settings page: pure functions over plain data, no DOM, no host.
+// The view (settingsView.ts) renders what these return; the controller (settingsPage.ts) feeds
+// them the host's answers.
+
+import type { ConfigPaths, McpServerView, McpSource, McpStatus, ServersSnapshot } from "../../src/protocol.generated";
+import { t, type Lang, type TextKey } from "./i18n";
+
+export type TabId = "user" | "project" | "plugin" | "host";
+export type Pending = "connecting" | "disconnecting" | "deleting";
+
+export interface SettingsState {
+  sessionId: string;
+  /** null while the first list is loading. */
+  snapshot: ServersSnapshot | null;
+  loadError?: string;
+  /** The tab the user picked; before that, the first tab with servers. */
+  tab?: TabId;
+  /** Actions running per server name (UI-4). */
+  pending: Record<string, Pending>;
+  /** The last failed action per server name, shown in its row (UI-12, DEL-3). */
+  rowErrors: Record<string, string>;
+  /** A failure that belongs to no row. */
+  banner?: string;
+  /** The delete confirmation being shown (DEL-1). */
+  confirm?: { name: string; source: McpSource; path?: string };
+  configPaths?: ConfigPaths;
+}
+
+export function initialState(sessionId: string): SettingsState {
+  return { sessionId, snapshot: null, pending: {}, rowErrors: {} };
+}
+
+/**
+ * UI-11: a snapshot older than the one shown is dropped; so is one of another session. A snapshot
+ * of the same version is the same list (replies and notifications share one counter) and is
+ * taken as is.
+ */
+export function isStale(shown: ServersSnapshot | null, incoming: ServersSnapshot): boolean {
+  return shown !== null && incoming.version < shown.version;
+}
+
+export function applySnapshot(state: SettingsState, incoming: ServersSnapshot): SettingsState {
+  if (incoming.sessionId !== state.sessionId) return state;
+  if (isStale(state.snapshot, incoming)) return state;
+  // A server that left the list takes its row state with it.
+  const names = new Set(incoming.servers.map((s) => s.name));
+  const keep = <T>(rec: Record<string, T>) =>
+    Object.fromEntries(Object.entries(rec).filter(([name]) => names.has(name))) as Record<string, T>;
+  return { ...state, snapshot: incoming, loadError: undefined, pending: keep(state.pending), rowErrors: keep(state.rowErrors) };
+}
+
+export const TAB_ORDER: TabId[] = ["user", "project", "plugin", "host"];
+
+export function tabOf(source: McpSource): TabId {
+  return source === "constructor" ? "host" : source;
+}
+
+/** The servers of one tab, in the order the sidecar lists them (project servers flat, UI-8). */
+export function serversInTab(snapshot: ServersSnapshot | null, tab: TabId): McpServerView[] {
+  return (snapshot?.servers ?? []).filter((s) => tabOf(s.source) === tab);
+}
+
+export interface TabInfo {
+  id: TabId;
+  label: TextKey;
+  count: number;
+}
+
+/** User, Project and Plugin always; Host (constructor servers) only when it has any. */
+export function visibleTabs(snapshot: ServersSnapshot | null): TabInfo[] {
+  const labels: Record<TabId, TextKey> = { user: "tabUser", project: "tabProject", plugin: "tabPlugin", host: "tabHost" };
+  return TAB_ORDER.map((id) => ({ id, label: labels[id], count: serversInTab(snapshot, id).length })).filter(
+    (tab) => tab.id !== "host" || tab.count > 0,
+  );
+}
+
+export function currentTab(state: SettingsState): TabId {
+  const tabs = visibleTabs(state.snapshot);
+  if (state.tab && tabs.some((x) => x.id === state.tab)) return state.tab;
+  return tabs.find((x) => x.count > 0)?.id ?? "user";
+}
+
+export type EmptyState = "loading" | "loadError" | "noServers" | "emptyTab" | null;
+
+/** UI-6 (nothing configured anywhere) and UI-10 (this tab has nothing). */
+export function emptyState(state: SettingsState): EmptyState {
+  if (!state.snapshot) return state.loadError ? "loadError" : "loading";
+  if (state.snapshot.servers.length === 0) return "noServers";
+  if (serversInTab(state.snapshot, currentTab(state)).length === 0) return "emptyTab";
+  return null;
+}
+
+export type RowAction = "connect" | "disconnect";
+
+export interface RowButtons {
+  primary: { label: TextKey; action: RowAction; disabled: boolean };
+  /** Edit and Delete exist for user and project rows only (DEL-4, UI-9). */
+  edit: boolean;
+  delete: boolean;
+  /** Every button of the row is disabled while an action runs. */
+  busy: boolean;
+}
+
+/** UI-3, UI-4: the row's buttons for its status and the action running on it. */
+export function rowButtons(server: McpServerView, pending: Pending | undefined): RowButtons {
+  const editable = !server.readOnly && (server.source === "user" || server.source === "project");
+  const busy = pending !== undefined;
+  let primary: RowButtons["primary"];
+  if (pending === "connecting") primary = { label: "connectingEllipsis", action: "connect", disabled: true };
+  else if (pending === "disconnecting") primary = { label: "disconnectingEllipsis", action: "disconnect", disabled: true };
+  else
+    switch (server.status) {
+      case "connected":
+      case "reconnecting":
+        primary = { label: "disconnect", action: "disconnect", disabled: busy };
+        break;
+      case "connecting":
+        // A dial the agent started (first turn): it ends by itself.
+        primary = { label: "connectingEllipsis", action: "connect", disabled: true };
+        break;
+      case "error":
+        primary = { label: "reconnect", action: "connect", disabled: busy };
+        break;
+      default:
+        primary = { label: "connect", action: "connect", disabled: busy };
+    }
+  return { primary, edit: editable, delete: editable, busy };
+}
+
+export const STATUS_TEXT: Record<McpStatus, TextKey> = {
+  connected: "statusConnected",
+  connecting: "statusConnecting",
+  reconnecting: "statusReconnecting",
+  error: "statusError",
+  disconnected: "statusDisconnected",
+};
+
+/** The command line or URL exactly as written in the config (SEC-1: never expanded). */
+export function endpointText(server: McpServerView): string {
+  if (server.url) return server.url;
+  if (server.command) return [server.command, ...server.args].map(quoteArg).join(" ");
+  return "";
+}
+
+function quoteArg(arg: string): string {
+  return arg === "" || /[\s"']/.test(arg) ? JSON.stringify(arg) : arg;
+}
+
+/** `2026-03-04T05:06:07Z` → `2026-03-04 13:06` in the page's local time. */
+export function formatTime(iso: string, tzOffsetMinutes = new Date(iso).getTimezoneOffset()): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  const d = new Date(ms - tzOffsetMinutes * 60_000);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}`;
+}
+
+/** Tool count with its origin: "3 tools", "3 tools · cached, last connected …" (UI-2, CACHE-2). */
+export function toolsText(lang: Lang, server: McpServerView, tz?: number): { count: string; detail?: string } {
+  const n = server.toolCount;
+  const count = n === 0 ? t(lang, "noTools") : n === 1 ? t(lang, "tool") : t(lang, "tools", { n });
+  const time = server.lastConnectedAt ? formatTime(server.lastConnectedAt, tz) : undefined;
+  if (server.toolsFromCache) return { count, detail: time ? t(lang, "cachedAt", { time }) : t(lang, "cached") };
+  if (time) return { count, detail: t(lang, "lastConnected", { time }) };
+  return { count, detail: server.status === "connected" ? undefined : t(lang, "neverConnected") };
+}
+
+// ---- Add / Edit / Delete ----------------------------------------------------------------
+
+/** A step the page asks its host to do, in this order. */
+export type HostStep = { kind: "openFile"; path: string } | { kind: "closeSettings"; prefill?: string };
+
+export function addPrompt(lang: Lang, source: "user" | "project", projectName?: string): string {
+  if (source === "user") return t(lang, "promptAddUser");
+  const project = projectName && projectName.length > 0 ? projectName : t(lang, "projectPlaceholder");
+  return t(lang, "promptAddProject", { project });
+}
+
+export function editPrompt(lang: Lang, name: string): string {
+  return t(lang, "promptEdit", { name });
+}
+
+/** ADD-1, ADD-2, ADD-4: close the page and prefill the prompt; never open a file. */
+export function planAdd(lang: Lang, source: "user" | "project", paths?: ConfigPaths): HostStep[] {
+  return [{ kind: "closeSettings", prefill: addPrompt(lang, source, paths?.projectName) }];
+}
+
+function isAbsolutePath(p: string | undefined): p is string {
+  return !!p && (p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith("\\\\"));
+}
+
+/**
+ * The config file of a row, as the host resolved it (EDIT-2): the absolute path from
+ * `wave/mcp/configPaths` for its source, else the row's own absolute `configPath`; never a
+ * path the page builds.
+ */
+export function configFileOf(server: McpServerView, paths?: ConfigPaths): string | undefined {
+  const fromPaths =
+    server.source === "user" ? paths?.userConfigPath : server.source === "project" ? paths?.projectConfigPath : undefined;
+  if (isAbsolutePath(fromPaths)) return fromPaths;
+  if (isAbsolutePath(server.configPath)) return server.configPath;
+  return undefined;
+}
+
+/**
+ * EDIT-1…3: open the config file first (closing the page disposes it, so a request sent after
+ * the close would be lost), then close the page with the edit prompt. Path unknown: only the
+ * prompt.
+ */
+export function planEdit(lang: Lang, server: McpServerView, paths?: ConfigPaths): HostStep[] {
+  const path = configFileOf(server, paths);
+  const close: HostStep = { kind: "closeSettings", prefill: editPrompt(lang, server.name) };
+  return path ? [{ kind: "openFile", path }, close] : [close];
+}
+
+/** UI-7: Back only closes the page; it prefills nothing and sends nothing. */
+export function planBack(): HostStep[] {
+  return [{ kind: "closeSettings" }];
+}
+
+export function confirmText(lang: Lang, c: NonNullable<SettingsState["confirm"]>): string {
+  if (c.path) return t(lang, "confirmDeleteBody", { name: c.name, path: c.path });
+  const source = t(lang, c.source === "user" ? "sourceUser" : "sourceProject");
+  return t(lang, "confirmDeleteUnknownPath", { name: c.name, source });
+}
+
+// ---- transitions the controller uses ----------------------------------------------------
+
+export function selectTab(state: SettingsState, tab: TabId): SettingsState {
+  return { ...state, tab };
+}
+
+export function startAction(state: SettingsState, name: string, pending: Pending): SettingsState {
+  const rowErrors = { ...state.rowErrors };
+  delete rowErrors[name];
+  return { ...state, pending: { ...state.pending, [name]: pending }, rowErrors };
+}
+
+/** The action ended: clear its pending mark, apply the reply's snapshot if any, keep an error. */
+export function endAction(
+  state: SettingsState,
+  name: string,
+  outcome: { snapshot?: ServersSnapshot; error?: string },
+): SettingsState {
+  const pending = { ...state.pending };
+  delete pending[name];
+  let next: SettingsState = { ...state, pending };
+  if (outcome.snapshot) next = applySnapshot(next, outcome.snapshot);
+  if (outcome.error) next = { ...next, rowErrors: { ...next.rowErrors, [name]: outcome.error } };
+  return next;
+}
+
+export function askDelete(state: SettingsState, server: McpServerView): SettingsState {
+  if (server.source !== "user" && server.source !== "project") return state;
+  return { ...state, confirm: { name: server.name, source: server.source, path: configFileOf(server, state.configPaths) } };
+}
+
+export function cancelDelete(state: SettingsState): SettingsState {
+  return { ...state, confirm: undefined };
+}
