@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use anyhow::Result;
+use futures::future::{Either, Ready, ready};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{self, ErrorCode, Request, Response};
@@ -342,7 +343,10 @@ pub fn absolute(path: &Path) -> PathBuf {
 }
 
 /// Lets a `wave/*` request omit `params` (or send `null`): handlers then see `{}`, so every
-/// optional field takes its default. Everything else passes through untouched.
+/// optional field takes its default. Also answers a *request* to a `$/` method with
+/// MethodNotFound: LSP defines `$/` methods as notifications only, and tower-lsp-server drops
+/// such requests without a reply, which would leave the client waiting forever. Everything else
+/// passes through untouched.
 struct EmptyParams<S>(S);
 
 impl<S> tower_service::Service<Request> for EmptyParams<S>
@@ -351,16 +355,20 @@ where
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future = Either<S::Future, Ready<Result<Option<Response>, S::Error>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.0.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
+        if let (true, Some(id)) = (request.method().starts_with("$/"), request.id()) {
+            let error = jsonrpc::Error::method_not_found();
+            return Either::Right(ready(Ok(Some(Response::from_error(id.clone(), error)))));
+        }
         let empty = matches!(request.params(), None | Some(Value::Null));
         if !(empty && request.method().starts_with("wave/")) {
-            return self.0.call(request);
+            return Either::Left(self.0.call(request));
         }
         let (method, id, _) = request.into_parts();
         let builder = Request::build(method).params(json!({}));
@@ -368,6 +376,6 @@ where
             Some(id) => builder.id(id).finish(),
             None => builder.finish(),
         };
-        self.0.call(request)
+        Either::Left(self.0.call(request))
     }
 }
