@@ -1,4 +1,4 @@
-//! The `servers`, `tools` and `call` subcommands.
+//! The command line: `servers`, `tools`, `call` and `chat`, and `lsp` (the IDE sidecar).
 
 use std::path::PathBuf;
 
@@ -66,7 +66,12 @@ enum Command {
     },
     /// Run the IDE sidecar: LSP over stdin/stdout with the `wave/*` methods (docs/protocol.md).
     /// The workdir comes from `initialize`.
-    Lsp,
+    Lsp {
+        /// Accepted for LSP clients that pass it (vscode-languageclient's stdio transport);
+        /// stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -80,7 +85,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             common,
         } => call(&server, &tool, arguments.as_deref(), common).await,
         Command::Chat { workdir } => chat(workdir).await,
-        Command::Lsp => crate::lsp::run().await,
+        Command::Lsp { stdio: _ } => crate::lsp::run().await,
     }
 }
 

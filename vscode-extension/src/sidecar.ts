@@ -75,7 +75,7 @@ export class Sidecar implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command: choice.path,
       args: ["lsp"],
-      // No `transport`: TransportKind.stdio would append `--stdio`, which `wave-mcp lsp` rejects.
+      // No `transport`: stdio is the default (TransportKind.stdio would only append `--stdio`).
       options: { env, cwd: folders[0] },
     };
     const initializationOptions: InitializationOptions = {};

@@ -488,8 +488,11 @@ async fn edit_2_config_paths_are_absolute_when_home_and_workdir_are_relative() {
     assert_eq!(paths, expected);
     sidecar.stop().await;
 
-    // Home relative in initializationOptions, workdir as a relative rootPath.
-    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
+    // Home relative in initializationOptions, workdir as a relative rootPath; started with the
+    // `--stdio` flag that LSP clients such as vscode-languageclient pass.
+    let sidecar = Sidecar::spawn(&sandbox.root, |command| {
+        command.arg("--stdio");
+    });
     sidecar
         .initialize(json!({
             "rootPath": "project",
