@@ -3,13 +3,14 @@
 //! call through one execution funnel (permission check → route → result).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
-    CallToolResult, Error as McpError, ManagerOptions, McpManager, ServerSnapshot, Status, names,
-    result_text,
+    CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager, ServerSnapshot,
+    Status, names, result_text,
 };
 
 use crate::announce;
@@ -21,7 +22,7 @@ use crate::options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ToolPoolMode,
 };
-use crate::permissions::{self, PermissionRules};
+use crate::permissions::{PermissionRules, PermissionSource};
 use crate::pool::{EXEC_TOOL, Pool};
 use crate::transcript::Transcript;
 
@@ -77,7 +78,7 @@ pub struct TurnReport {
 
 /// What one turn reads once, before its first request.
 struct TurnContext {
-    rules: PermissionRules,
+    rules: Arc<PermissionRules>,
     system_prompt: String,
 }
 
@@ -86,9 +87,8 @@ pub struct Agent {
     manager: McpManager,
     model: ModelClient,
     workdir: PathBuf,
-    home: PathBuf,
     session_id: String,
-    rules: PermissionRules,
+    permissions: PermissionSource,
     tool_pool: ToolPoolMode,
     extra_prompt: Option<String>,
     max_rounds: usize,
@@ -128,13 +128,13 @@ impl Agent {
         });
         let transcript = Transcript::new(&home, &session_id);
         let history = transcript.load();
+        let permissions = PermissionSource::new(options.permissions, &workdir, &home);
         Ok(Agent {
             manager,
             model,
             workdir,
-            home,
             session_id,
-            rules: options.permissions,
+            permissions,
             tool_pool: options.tool_pool,
             extra_prompt: options.system_prompt,
             max_rounds: options.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS).max(1),
@@ -212,9 +212,12 @@ impl Agent {
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, AgentError> {
         self.alive()?;
-        let context = self.turn_context();
-        let pool = Pool::new(self.manager.tools(), &context.rules, self.tool_pool);
-        Ok(self.funnel(&context, &pool, full_name, arguments).await)
+        let rules = self.permissions.current();
+        if full_name != EXEC_TOOL {
+            return Ok(self.call_mcp(&rules, full_name, arguments).await);
+        }
+        let pool = Pool::new(self.manager.tools(), &rules, self.tool_pool);
+        Ok(self.funnel(&rules, &pool, full_name, arguments).await)
     }
 
     /// Keeps the last `keep_last` messages (never starting with orphaned tool results) behind a
@@ -299,7 +302,7 @@ impl Agent {
 
     fn turn_context(&self) -> TurnContext {
         TurnContext {
-            rules: permissions::load(&self.rules, &self.workdir, &self.home),
+            rules: self.permissions.current(),
             system_prompt: self.system_prompt(),
         }
     }
@@ -355,7 +358,10 @@ impl Agent {
             }
             for call in reply.tool_calls {
                 let outcome = match model::arguments_object(&call.arguments) {
-                    Ok(arguments) => self.funnel(&context, &pool, &call.name, arguments).await,
+                    Ok(arguments) => {
+                        self.funnel(&context.rules, &pool, &call.name, arguments)
+                            .await
+                    }
                     Err(e) => ToolOutcome::error(format!("cannot call \"{}\": {e}", call.name)),
                 };
                 self.push(Message::tool(&call, &outcome));
@@ -368,15 +374,15 @@ impl Agent {
     /// The one execution funnel for every tool call of the model.
     async fn funnel(
         &self,
-        context: &TurnContext,
+        rules: &PermissionRules,
         pool: &Pool,
         name: &str,
         arguments: Map<String, Value>,
     ) -> ToolOutcome {
         if name == EXEC_TOOL && pool.exec {
-            return self.run_exec(context, pool, arguments).await;
+            return self.run_exec(rules, pool, arguments).await;
         }
-        self.call_mcp(&context.rules, name, arguments).await
+        self.call_mcp(rules, name, arguments).await
     }
 
     /// Permission check → route to the server by full name → result (TOOL-3, TOOL-8, TOOL-9).
@@ -393,12 +399,7 @@ impl Agent {
                 "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
             ));
         }
-        let owner = self
-            .manager
-            .tools()
-            .into_iter()
-            .find(|t| t.full_name == name)
-            .map(|t| (t.server, t.name));
+        let owner = self.manager.tool_owner(name);
         match self.manager.call_tool(name, Some(arguments)).await {
             Ok(result) => render(&result, owner),
             Err(e) => ToolOutcome::error(self.call_error(name, e)),
@@ -430,14 +431,13 @@ impl Agent {
 
     async fn run_exec(
         &self,
-        context: &TurnContext,
+        rules: &PermissionRules,
         pool: &Pool,
         arguments: Map<String, Value>,
     ) -> ToolOutcome {
         let Some(script) = arguments.get("script").and_then(Value::as_str) else {
             return ToolOutcome::error("Exec needs a \"script\" string argument");
         };
-        let rules = &context.rules;
         let result = exec::run(
             script.to_string(),
             pool.docs(),
@@ -487,13 +487,12 @@ fn render(result: &CallToolResult, owner: Option<(String, String)>) -> ToolOutco
     let images = result
         .content
         .iter()
-        .filter_map(|block| serde_json::to_value(block).ok())
-        .filter(|block| block.get("type").and_then(Value::as_str) == Some("image"))
-        .filter_map(|block| {
-            Some(Image {
-                mime_type: block.get("mimeType")?.as_str()?.to_string(),
-                data: block.get("data")?.as_str()?.to_string(),
-            })
+        .filter_map(|block| match block {
+            ContentBlock::Image(image) => Some(Image {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            _ => None,
         })
         .collect();
     if result.is_error != Some(true) {

@@ -2,13 +2,16 @@
 //!
 //! Rules come from [`crate::AgentOptions::permissions`], `<workdir>/.wave/settings.json` and
 //! `<home>/.wave/settings.json` (`{"permissions": {"allow": [...], "deny": [...]}}`); all three
-//! are merged and re-read at every turn. A pattern is a full name where `*` stands for any run of
+//! are merged. The files are checked at every turn and tool call and re-read when one changed
+//! ([`PermissionSource`]). A pattern is a full name where `*` stands for any run of
 //! characters. A tool is denied when a `deny` pattern matches it (deny always wins), or when the
 //! `allow` list names MCP tools (has a pattern starting with `mcp__`) and none of those matches
 //! it. Allow patterns for other tools (built-in tools of a host agent) do not restrict MCP tools.
 //! A denied tool is neither declared nor callable (flat or inside `Exec`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -71,18 +74,74 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// The options' rules plus those of the project and user settings files.
-pub(crate) fn load(options: &PermissionRules, workdir: &Path, home: &Path) -> PermissionRules {
-    let mut rules = options.clone();
-    for path in [
-        workdir.join(".wave").join("settings.json"),
-        home.join(".wave").join("settings.json"),
-    ] {
-        if let Some(file_rules) = read_settings(&path) {
-            rules.extend(file_rules);
+/// The options' rules plus those of the project and user settings files, re-read only when a
+/// file changed (its length, modification time or identity): a turn or a tool call then costs
+/// two `stat`s instead of two reads and parses.
+pub(crate) struct PermissionSource {
+    options: PermissionRules,
+    files: [PathBuf; 2],
+    cached: Mutex<Option<(Stamps, Arc<PermissionRules>)>>,
+}
+
+/// What identifies a version of each settings file (`None`: the file does not exist).
+type Stamps = [Option<Stamp>; 2];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: u64,
+}
+
+impl PermissionSource {
+    pub(crate) fn new(options: PermissionRules, workdir: &Path, home: &Path) -> PermissionSource {
+        PermissionSource {
+            options,
+            files: [
+                workdir.join(".wave").join("settings.json"),
+                home.join(".wave").join("settings.json"),
+            ],
+            cached: Mutex::new(None),
         }
     }
-    rules
+
+    /// The rules now in force.
+    pub(crate) fn current(&self) -> Arc<PermissionRules> {
+        let stamps = self.files.each_ref().map(|path| stamp(path));
+        let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, rules)) = cached.as_ref()
+            && *seen == stamps
+        {
+            return rules.clone();
+        }
+        let rules = Arc::new(self.load());
+        *cached = Some((stamps, rules.clone()));
+        rules
+    }
+
+    /// Reads and merges every source.
+    fn load(&self) -> PermissionRules {
+        let mut rules = self.options.clone();
+        for path in &self.files {
+            if let Some(file_rules) = read_settings(path) {
+                rules.extend(file_rules);
+            }
+        }
+        rules
+    }
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let metadata = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some(Stamp {
+        len: metadata.len(),
+        modified: metadata.modified().ok(),
+        inode,
+    })
 }
 
 /// The `permissions` of one settings file; a missing file is silent, a bad one is a warning.
@@ -139,5 +198,35 @@ mod tests {
             deny: vec![],
         };
         assert!(only_other.is_allowed("mcp__b__echo"));
+    }
+
+    // TOOL-1: the settings files are checked at every use; a change (even one of the same
+    // length) is seen at once, and an unchanged file is not parsed again.
+    #[test]
+    fn settings_changes_are_seen_and_unchanged_files_are_not_reread() {
+        let root = tempfile::tempdir().unwrap();
+        let (workdir, home) = (root.path().join("project"), root.path().join("home"));
+        let options = PermissionRules {
+            allow: vec![],
+            deny: vec!["mcp__x__*".into()],
+        };
+        let source = PermissionSource::new(options, &workdir, &home);
+        let first = source.current();
+        assert_eq!(first.deny, ["mcp__x__*"]);
+        assert!(Arc::ptr_eq(&first, &source.current()), "nothing changed");
+
+        let settings = workdir.join(".wave").join("settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        std::fs::write(&settings, r#"{"permissions": {"deny": ["mcp__a__*"]}}"#).unwrap();
+        assert_eq!(source.current().deny, ["mcp__x__*", "mcp__a__*"]);
+
+        // Same length, written anew through a rename (as editors save): a new inode.
+        let next = workdir.join(".wave").join("next.json");
+        std::fs::write(&next, r#"{"permissions": {"deny": ["mcp__b__*"]}}"#).unwrap();
+        std::fs::rename(&next, &settings).unwrap();
+        assert_eq!(source.current().deny, ["mcp__x__*", "mcp__b__*"]);
+
+        std::fs::remove_file(&settings).unwrap();
+        assert_eq!(source.current().deny, ["mcp__x__*"]);
     }
 }

@@ -417,6 +417,20 @@ impl McpManager {
             .collect()
     }
 
+    /// The server and the tool's own name behind a full name, among the tools of [`McpManager::tools`];
+    /// `None` for an unknown name. Cheaper than searching `tools()`: nothing but the two names is
+    /// copied.
+    pub fn tool_owner(&self, full_name: &str) -> Option<(String, String)> {
+        let state = self.shared.lock();
+        state.slots.iter().find_map(|slot| {
+            let tool = slot
+                .current_tools()
+                .iter()
+                .find(|t| t.full_name == full_name)?;
+            Some((slot.entry.name.clone(), tool.name.clone()))
+        })
+    }
+
     /// The rmcp peer of `server`'s live connection; `None` unless it is connected. Read-only:
     /// for callers that measure or diagnose the connection itself (the benchmarks compare a
     /// direct `call_tool` on it with the agent's execution funnel). Tool calls should go

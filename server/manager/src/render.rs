@@ -1,35 +1,33 @@
 //! Tool results as text, the way a model or a terminal should see them (TOOL-8).
 
-use rmcp::model::CallToolResult;
-use serde_json::Value;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// Text parts joined with newlines; images and audio as `[Image: <mime>]` / `[Audio: <mime>]`;
 /// resources as `[Resource: <uri>]`. Structured content is used when there is no content.
 pub fn result_text(result: &CallToolResult) -> String {
-    let parts: Vec<String> = result
-        .content
-        .iter()
-        .filter_map(|block| serde_json::to_value(block).ok())
-        .map(|block| content_text(&block))
-        .collect();
-    if let (true, Some(structured)) = (parts.is_empty(), &result.structured_content) {
+    if let (true, Some(structured)) = (result.content.is_empty(), &result.structured_content) {
         return structured.to_string();
     }
+    let parts: Vec<String> = result.content.iter().map(content_text).collect();
     parts.join("\n")
 }
 
-fn content_text(block: &Value) -> String {
-    let field = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
-    match block.get("type").and_then(Value::as_str) {
-        Some("text") => field(block, "text"),
-        Some("image") => format!("[Image: {}]", field(block, "mimeType")),
-        Some("audio") => format!("[Audio: {}]", field(block, "mimeType")),
-        Some("resource") => {
-            let resource = block.get("resource").cloned().unwrap_or_default();
-            format!("[Resource: {}]", field(&resource, "uri"))
-        }
-        Some("resource_link") => format!("[Resource: {}]", field(block, "uri")),
-        _ => block.to_string(),
+fn content_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => format!("[Image: {}]", image.mime_type),
+        ContentBlock::Audio(audio) => format!("[Audio: {}]", audio.mime_type),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { uri, .. }
+            | ResourceContents::BlobResourceContents { uri, .. } => format!("[Resource: {uri}]"),
+            other => {
+                let json = serde_json::to_value(other).unwrap_or_default();
+                format!("[Resource: {}]", json["uri"].as_str().unwrap_or(""))
+            }
+        },
+        ContentBlock::ResourceLink(link) => format!("[Resource: {}]", link.uri),
+        // A kind newer than this build: its JSON, so nothing is lost.
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
