@@ -91,7 +91,11 @@ pub async fn run() -> Result<TurnResult> {
             in_turn_ir += ir;
         }
     }
-    let permissions_ir = inclusive(&turns, "wave_mcp_agent::permissions::PermissionSource::current").unwrap_or(0);
+    let permissions_ir = inclusive(
+        &turns,
+        "wave_mcp_agent::permissions::PermissionSource::current",
+    )
+    .unwrap_or(0);
     let per_turn = |ir: u64| ir / TURNS as u64;
     Ok(TurnResult::Counted {
         turn_ir: per_turn(turn_ir),
