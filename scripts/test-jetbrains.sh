@@ -24,9 +24,7 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 java -version 2>&1 | head -1
 if [[ ! -f "$JUNIT_JAR" || ! -f "$GSON_JAR" ]]; then
-  echo "installing Debian junit5 and libgoogle-gson-java"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq junit5 libgoogle-gson-java >/dev/null
+  bash scripts/apt-install.sh junit5 libgoogle-gson-java
 fi
 if [[ "$(cat "$KOTLIN_HOME/build.txt" 2>/dev/null)" != "$KOTLIN_VERSION" ]]; then
   echo "installing kotlinc $KOTLIN_VERSION (npm kotlin-compiler) into $CACHE"

@@ -20,15 +20,7 @@ mkdir -p "$CACHE" "$WAVE_TEST_OUTPUT"
 
 echo "== vscode: system packages"
 APT_PACKAGES=(chromium libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev pkg-config fonts-wqy-microhei)
-missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+bash scripts/apt-install.sh "${APT_PACKAGES[@]}"
 test -x /usr/bin/chromium
 
 echo "== vscode: Node 24 and code-server $CODE_SERVER_VERSION (cached in $CACHE)"
