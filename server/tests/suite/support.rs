@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tempfile::TempDir;
 use wave_mcp_manager::{
     ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
 };
 pub use wave_mcp_testkit::{
-    HttpServer, alive, assert_all_dead, eventually, processes_mentioning, read_pids, wait_for_pids,
+    HttpServer, SandboxDirs, alive, assert_all_dead, eventually, read_pids, wait_for_pids,
 };
 
 /// Our rmcp test server, built with this package.
@@ -25,34 +24,19 @@ pub fn wave_mcp() -> PathBuf {
 
 /// A private HOME and workdir. Every server config made through it carries the sandbox path in
 /// its arguments, so its processes can be found in `/proc` by that marker.
-pub struct Sandbox {
-    _dir: TempDir,
-    pub root: PathBuf,
-    pub home: PathBuf,
-    pub workdir: PathBuf,
+pub struct Sandbox(SandboxDirs);
+
+impl std::ops::Deref for Sandbox {
+    type Target = SandboxDirs;
+
+    fn deref(&self) -> &SandboxDirs {
+        &self.0
+    }
 }
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let dir = tempfile::Builder::new()
-            .prefix("wave-mcp-test-")
-            .tempdir()
-            .expect("temp dir");
-        let root = dir.path().to_path_buf();
-        let home = root.join("home");
-        let workdir = root.join("project");
-        std::fs::create_dir_all(home.join(".wave")).unwrap();
-        std::fs::create_dir_all(&workdir).unwrap();
-        Sandbox {
-            _dir: dir,
-            root,
-            home,
-            workdir,
-        }
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
+        Sandbox(SandboxDirs::new("wave-mcp-test-"))
     }
 
     /// A stdio entry for our test server with `args`, marked with this sandbox's path.
@@ -71,10 +55,6 @@ impl Sandbox {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--pid-file", &pid_file]);
         self.server(&all)
-    }
-
-    pub fn pid_file(&self, name: &str) -> PathBuf {
-        self.root.join(format!("{name}.pids"))
     }
 
     pub fn events_path(&self) -> PathBuf {
@@ -136,11 +116,6 @@ impl Sandbox {
 
     pub fn manager(&self) -> McpManager {
         McpManager::new(self.options(Value::Null))
-    }
-
-    /// Pids of live (non-zombie) processes whose command line mentions this sandbox.
-    pub fn live_processes(&self) -> Vec<u32> {
-        processes_mentioning(&self.root.display().to_string())
     }
 }
 

@@ -118,6 +118,51 @@ pub async fn assert_all_dead(pids: &[u32]) {
 
 /// Our test server over HTTP on 127.0.0.1 (Streamable HTTP on `/mcp` or legacy SSE on `/sse`),
 /// with its `/control/*` API; killed when dropped.
+/// A private home and workdir under one temporary root, removed on drop. Every server config a
+/// test makes carries the root in its arguments, so its processes can be found in `/proc` by
+/// that marker. The test binaries wrap it in a `Sandbox` of their own (`Deref` to this).
+pub struct SandboxDirs {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub workdir: PathBuf,
+}
+
+impl SandboxDirs {
+    /// `<tmp>/<prefix>XXXX/{home/.wave, project}`.
+    pub fn new(prefix: &str) -> SandboxDirs {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("temp dir");
+        let root = dir.path().to_path_buf();
+        let home = root.join("home");
+        let workdir = root.join("project");
+        std::fs::create_dir_all(home.join(".wave")).unwrap();
+        std::fs::create_dir_all(&workdir).unwrap();
+        SandboxDirs {
+            _dir: dir,
+            root,
+            home,
+            workdir,
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Where a server started with `--pid-file` of this name writes its tree's pids.
+    pub fn pid_file(&self, name: &str) -> PathBuf {
+        self.root.join(format!("{name}.pids"))
+    }
+
+    /// Pids of live (non-zombie) processes whose command line mentions this sandbox.
+    pub fn live_processes(&self) -> Vec<u32> {
+        processes_mentioning(&self.root.display().to_string())
+    }
+}
+
 pub struct HttpServer {
     child: Child,
     /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.

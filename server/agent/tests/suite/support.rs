@@ -19,14 +19,12 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::post;
 use serde_json::{Map, Value, json};
-use tempfile::TempDir;
 use wave_mcp_agent::announce::Marker;
 use wave_mcp_agent::{
     Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
 };
 pub use wave_mcp_testkit::{
-    HttpServer, alive, assert_all_dead, binary, eventually, processes_mentioning, read_pids,
-    wait_for_pids,
+    HttpServer, SandboxDirs, alive, assert_all_dead, binary, eventually, read_pids, wait_for_pids,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -264,34 +262,19 @@ pub fn read_transcript(path: &Path) -> Vec<Value> {
 // ---------------------------------------------------------------------------------------------
 // Sandbox: a private home and workdir, and MCP server configs marked with its path
 
-pub struct Sandbox {
-    _dir: TempDir,
-    pub root: PathBuf,
-    pub home: PathBuf,
-    pub workdir: PathBuf,
+pub struct Sandbox(SandboxDirs);
+
+impl std::ops::Deref for Sandbox {
+    type Target = SandboxDirs;
+
+    fn deref(&self) -> &SandboxDirs {
+        &self.0
+    }
 }
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let dir = tempfile::Builder::new()
-            .prefix("wave-agent-test-")
-            .tempdir()
-            .expect("temp dir");
-        let root = dir.path().to_path_buf();
-        let home = root.join("home");
-        let workdir = root.join("project");
-        std::fs::create_dir_all(home.join(".wave")).unwrap();
-        std::fs::create_dir_all(&workdir).unwrap();
-        Sandbox {
-            _dir: dir,
-            root,
-            home,
-            workdir,
-        }
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
+        Sandbox(SandboxDirs::new("wave-agent-test-"))
     }
 
     /// A stdio entry for our test server with `args`; it logs its events to `<name>.events`
@@ -321,10 +304,6 @@ impl Sandbox {
         let mut all: Vec<&str> = vec!["--instructions-file", &file];
         all.extend(args);
         self.server(name, &all)
-    }
-
-    pub fn pid_file(&self, name: &str) -> PathBuf {
-        self.root.join(format!("{name}.pids"))
     }
 
     pub fn events_path(&self, name: &str) -> PathBuf {
@@ -405,11 +384,6 @@ impl Sandbox {
         };
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
-    }
-
-    /// Pids of live (non-zombie) processes whose command line mentions this sandbox.
-    pub fn live_processes(&self) -> Vec<u32> {
-        processes_mentioning(&self.root.display().to_string())
     }
 }
 
