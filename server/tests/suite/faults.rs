@@ -1326,14 +1326,7 @@ async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answeri
     eprintln!("protocol fuzz: {sent} messages from seed {seed}");
     sidecar.stop().await;
     assert_no_panic(&log);
-    assert!(
-        eventually(Duration::from_secs(10), || sandbox
-            .live_processes()
-            .is_empty())
-        .await,
-        "left running: {:?}",
-        sandbox.live_processes()
-    );
+    sandbox.assert_no_process_left().await;
 }
 
 // tower-lsp-server 0.23 (`LspService::call`) turns every MethodNotFound of a `$/` method into

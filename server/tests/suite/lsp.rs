@@ -848,14 +848,7 @@ async fn bad_input_unknown_methods_and_malformed_params_are_errors_and_never_fat
         "{:#?}",
         sidecar.messages()
     );
-    assert!(
-        eventually(Duration::from_secs(5), || sandbox
-            .live_processes()
-            .is_empty())
-        .await,
-        "{:?}",
-        sandbox.live_processes()
-    );
+    sandbox.assert_no_process_left().await;
 
     // Bad initializationOptions name the field too.
     let sidecar = Sidecar::spawn(&sandbox.root, |_| {});

@@ -161,6 +161,12 @@ impl SandboxDirs {
     pub fn live_processes(&self) -> Vec<u32> {
         processes_mentioning(&self.root.display().to_string())
     }
+
+    /// Waits (bounded) until no process of this sandbox is alive; panics naming the survivors.
+    pub async fn assert_no_process_left(&self) {
+        let gone = eventually(Duration::from_secs(10), || self.live_processes().is_empty()).await;
+        assert!(gone, "left running: {:?}", self.live_processes());
+    }
 }
 
 pub struct HttpServer {

@@ -2,7 +2,6 @@
 //! funnel, and secrets that must not reach the model or the transcript.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use wave_mcp_agent::Status;
@@ -99,14 +98,7 @@ async fn load_1000_concurrent_tool_calls_across_10_servers_each_get_their_own_re
     let mut agent = Arc::into_inner(agent).expect("every task has ended");
     agent.destroy().await;
     drop(http);
-    assert!(
-        eventually(Duration::from_secs(10), || sandbox
-            .live_processes()
-            .is_empty())
-        .await,
-        "left running: {:?}",
-        sandbox.live_processes()
-    );
+    sandbox.assert_no_process_left().await;
 }
 
 // SEC-1: env and header values (literal and expanded from the environment) never reach the
