@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
 use crate::util::{self, Scratch};
+use wave_mcp_testkit::read_lsp_frame;
 
 pub const SERVERS: usize = 200;
 const CHANGED: &str = "wave/mcp/serversChanged";
@@ -235,28 +236,10 @@ async fn read_loop(
 ) {
     let mut reader = BufReader::new(stdout);
     loop {
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            match reader.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<usize>().ok();
-            }
-        }
-        let Some(length) = length else { return };
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).await.is_err() {
+        let Some(body) = read_lsp_frame(&mut reader).await else {
             return;
-        }
+        };
+        let length = body.len();
         let at = Instant::now();
         let Ok(message) = serde_json::from_slice::<Value>(&body) else {
             continue;

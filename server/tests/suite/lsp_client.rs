@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{Notify, oneshot};
 
-use super::support::{Sandbox, wave_mcp};
+use super::support::{Sandbox, read_lsp_frame, wave_mcp};
 
 /// Longest wait for a reply or a notification (a bound, not a speed assertion).
 pub const LIMIT: Duration = Duration::from_secs(60);
@@ -269,24 +269,7 @@ async fn read_messages(stdout: ChildStdout, shared: Arc<Shared>) {
 }
 
 async fn read_message(reader: &mut BufReader<ChildStdout>) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).await.ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).await.ok()?;
+    let body = read_lsp_frame(reader).await?;
     serde_json::from_slice(&body).ok()
 }
 

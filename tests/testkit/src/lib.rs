@@ -169,6 +169,34 @@ impl SandboxDirs {
     }
 }
 
+/// Reads one LSP frame (`Content-Length` header, other headers, blank line, body) and returns
+/// its body; `None` at the end of the stream, on a read error or without a `Content-Length`.
+pub async fn read_lsp_frame<R>(reader: &mut R) -> Option<Vec<u8>>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).await.ok()?;
+    Some(body)
+}
+
 pub struct HttpServer {
     child: Child,
     /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.
