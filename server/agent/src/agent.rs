@@ -399,9 +399,9 @@ impl Agent {
                 "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
             ));
         }
-        let owner = self.manager.tool_owner(name);
         match self.manager.call_tool(name, Some(arguments)).await {
-            Ok(result) => render(&result, owner),
+            // The owner is named only in an error result; a success pays no lookup.
+            Ok(result) => render(&result, name, || self.manager.tool_owner(name)),
             Err(e) => ToolOutcome::error(self.call_error(name, e)),
         }
     }
@@ -482,7 +482,11 @@ impl Agent {
 
 /// A tool result for the model: text as rendered by the manager, images kept with their MIME
 /// type, and an error result naming the server and the tool (TOOL-8).
-fn render(result: &CallToolResult, owner: Option<(String, String)>) -> ToolOutcome {
+fn render(
+    result: &CallToolResult,
+    full_name: &str,
+    owner: impl FnOnce() -> Option<(String, String)>,
+) -> ToolOutcome {
     let text = result_text(result);
     let images = result
         .content
@@ -502,11 +506,15 @@ fn render(result: &CallToolResult, owner: Option<(String, String)>) -> ToolOutco
             is_error: false,
         };
     }
-    let (server, tool) = owner.unwrap_or_else(|| ("?".into(), "?".into()));
+    let text = match owner() {
+        Some((server, tool)) => {
+            format!("error: tool \"{tool}\" of MCP server \"{server}\" returned an error:\n{text}")
+        }
+        // The server went away during the call.
+        None => format!("error: the MCP tool \"{full_name}\" returned an error:\n{text}"),
+    };
     ToolOutcome {
-        text: format!(
-            "error: tool \"{tool}\" of MCP server \"{server}\" returned an error:\n{text}"
-        ),
+        text,
         images,
         is_error: true,
     }

@@ -191,6 +191,25 @@ impl PendingDials {
 
 type DialDone = Shared<BoxFuture<'static, ()>>;
 
+/// Where a tool call goes ([`McpManager::route`]).
+enum Route {
+    Live(LiveRoute),
+    /// The server is reconnecting: wait for `reconnect` (bounded by `timeout`), then route again.
+    Reconnecting {
+        server: String,
+        tool: String,
+        reconnect: DialDone,
+        timeout: Duration,
+    },
+}
+
+struct LiveRoute {
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    server: String,
+    tool: String,
+    timeout: Duration,
+}
+
 /// The MCP servers of one agent. Cheap to clone; all clones share the same state.
 #[derive(Clone)]
 pub struct McpManager {
@@ -449,36 +468,34 @@ impl McpManager {
         full_name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, Error> {
-        if let Some((server, tool, reconnect, timeout)) = self.reconnecting_route(full_name) {
-            let came_back = tokio::time::timeout(timeout, reconnect).await.is_ok();
-            if !came_back || self.reconnecting_route(full_name).is_some() {
-                return Err(Error::Reconnecting { server, tool });
-            }
-            if let Some(reason) = self.failure_of(&server) {
-                return Err(Error::Connect { server, reason });
-            }
-        }
-        let (peer, server, tool, timeout) = {
-            let state = self.shared.lock();
-            if state.destroyed {
-                return Err(Error::Destroyed);
-            }
-            let found = state.slots.iter().find_map(|slot| {
-                let live = slot.live.as_ref()?;
-                let tool = live.tools.iter().find(|t| t.full_name == full_name)?;
-                Some((slot, live, tool))
-            });
-            let Some((slot, live, tool)) = found else {
-                return Err(Error::UnknownTool(full_name.to_string()));
-            };
-            let timeout = self.shared.tool_timeout_for(&slot.entry);
-            (
-                live.connection.peer.clone(),
-                slot.entry.name.clone(),
-                tool.name.clone(),
+        let live = match self.route(full_name)? {
+            Route::Live(live) => live,
+            Route::Reconnecting {
+                server,
+                tool,
+                reconnect,
                 timeout,
-            )
+            } => {
+                let came_back = tokio::time::timeout(timeout, reconnect).await.is_ok();
+                match (came_back, self.route(full_name)) {
+                    (true, Ok(Route::Live(live))) => live,
+                    (false, _) | (_, Ok(Route::Reconnecting { .. })) => {
+                        return Err(Error::Reconnecting { server, tool });
+                    }
+                    // Back, but the reconnect failed (or the tool is gone).
+                    (true, Err(e)) => match self.failure_of(&server) {
+                        Some(reason) => return Err(Error::Connect { server, reason }),
+                        None => return Err(e),
+                    },
+                }
+            }
         };
+        let LiveRoute {
+            peer,
+            server,
+            tool,
+            timeout,
+        } = live;
         let mut params = CallToolRequestParams::new(tool.clone());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -508,20 +525,37 @@ impl McpManager {
         }
     }
 
-    /// For a tool of a `reconnecting` server: its names, the reconnect to wait for, the timeout.
-    fn reconnecting_route(&self, full_name: &str) -> Option<(String, String, DialDone, Duration)> {
+    /// Where a call of `full_name` goes, found under one lock: a live connection, or a
+    /// `reconnecting` server whose retained tools include it (TOOL-7).
+    fn route(&self, full_name: &str) -> Result<Route, Error> {
         let state = self.shared.lock();
-        state.slots.iter().find_map(|slot| {
-            let retained = slot.retained.as_ref()?;
-            let tool = retained.tools.iter().find(|t| t.full_name == full_name)?;
-            let reconnect = slot.dial.as_ref()?.done.clone();
-            Some((
-                slot.entry.name.clone(),
-                tool.name.clone(),
-                reconnect,
-                self.shared.tool_timeout_for(&slot.entry),
-            ))
-        })
+        if state.destroyed {
+            return Err(Error::Destroyed);
+        }
+        for slot in &state.slots {
+            let timeout = || self.shared.tool_timeout_for(&slot.entry);
+            if let Some(live) = &slot.live
+                && let Some(tool) = live.tools.iter().find(|t| t.full_name == full_name)
+            {
+                return Ok(Route::Live(LiveRoute {
+                    peer: live.connection.peer.clone(),
+                    server: slot.entry.name.clone(),
+                    tool: tool.name.clone(),
+                    timeout: timeout(),
+                }));
+            }
+            if let (Some(retained), Some(dial)) = (&slot.retained, &slot.dial)
+                && let Some(tool) = retained.tools.iter().find(|t| t.full_name == full_name)
+            {
+                return Ok(Route::Reconnecting {
+                    server: slot.entry.name.clone(),
+                    tool: tool.name.clone(),
+                    reconnect: dial.done.clone(),
+                    timeout: timeout(),
+                });
+            }
+        }
+        Err(Error::UnknownTool(full_name.to_string()))
     }
 
     /// Disconnects everything, cancels dials in flight (their results are closed as they

@@ -237,6 +237,7 @@ impl Session {
         path == self.project_config_path()
             || path == self.user_config_path()
             || path == self.home.join(".wave")
+            || path.starts_with(self.home.join(".wave").join("plugins"))
     }
 
     pub async fn servers(&self) -> ServersSnapshot {
@@ -500,12 +501,7 @@ impl Registry {
             inner.sessions.insert(id, session.clone());
         }
         self.watcher.watch_dir(session.workdir());
-        // The home directory itself only until `~/.wave` exists (to see it being created).
-        let wave_dir = self.home.join(".wave");
-        match wave_dir.is_dir() {
-            true => self.watcher.watch_dir(&wave_dir),
-            false => self.watcher.watch_dir(&self.home),
-        }
+        self.watch_user_dirs();
         Ok(session)
     }
 
@@ -610,10 +606,27 @@ impl Registry {
         Ok(session.servers().await)
     }
 
+    /// `~/.wave` (the home directory itself until `~/.wave` exists, to see it being created),
+    /// `~/.wave/plugins` and every plugin directory in it. Directories that appear later are
+    /// picked up at the next change.
+    fn watch_user_dirs(&self) {
+        let wave_dir = self.home.join(".wave");
+        if !wave_dir.is_dir() {
+            self.watcher.watch_dir(&self.home);
+            return;
+        }
+        self.watcher.watch_dir(&wave_dir);
+        let plugins = wave_dir.join("plugins");
+        self.watcher.watch_dir(&plugins);
+        for plugin in std::fs::read_dir(&plugins).into_iter().flatten().flatten() {
+            self.watcher.watch_dir(&plugin.path());
+        }
+    }
+
     /// A watched file changed: reconfigure every session that reads it.
     fn config_changed(self: &Arc<Self>, paths: &[PathBuf]) {
-        // `~/.wave` may have just been created: watch it from now on.
-        self.watcher.watch_dir(&self.home.join(".wave"));
+        // `~/.wave`, its plugins directory or a plugin may have just been created.
+        self.watch_user_dirs();
         let affected: Vec<Arc<Session>> = self
             .lock()
             .sessions

@@ -1,5 +1,6 @@
-//! Watching the config files (`<workdir>/.mcp.json`, `~/.wave/mcp.json`) with `notify`, so an
-//! edit by hand or by the AI reloads the servers of every session that reads the file.
+//! Watching the config files (`<workdir>/.mcp.json`, `~/.wave/mcp.json`, the plugins'
+//! `~/.wave/plugins/<plugin>/.mcp.json`) with `notify`, so an edit by hand or by the AI (or a
+//! plugin installed or removed) reloads the servers of every session that reads the file.
 //!
 //! Directories are watched, not files: editors save by writing a new file and renaming it over
 //! the old one. Events are gathered until the directory has been quiet for a moment, so a save

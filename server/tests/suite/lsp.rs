@@ -527,8 +527,8 @@ async fn edit_2_config_paths_are_absolute_when_home_and_workdir_are_relative() {
     sidecar.stop().await;
 }
 
-// UI-5, ADD-3: a hand edit of `.mcp.json` (and of `~/.wave/mcp.json`) pushes a snapshot with the
-// new server, `disconnected`, spawning nothing.
+// UI-5, ADD-3: a hand edit of `.mcp.json` (and of `~/.wave/mcp.json`, and a plugin's
+// `.mcp.json`) pushes a snapshot with the new server, `disconnected`, spawning nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ui_5_hand_edit_of_the_project_config_adds_a_server_to_the_next_snapshot() {
     let sandbox = Sandbox::new();
@@ -561,6 +561,28 @@ async fn ui_5_hand_edit_of_the_project_config_adds_a_server_to_the_next_snapshot
         .wait_notification(since, CHANGED, |s| lists(s, "u"))
         .await;
     assert_eq!(row(&pushed, "u")["source"], "user");
+
+    // CFG-1: a plugin installed while the sidecar runs (a new `~/.wave/plugins/<plugin>/`
+    // with its `.mcp.json`) is listed, read-only; an edit of its file is seen too.
+    let since = sidecar.received();
+    sandbox.write_plugin(
+        "tools-plugin",
+        json!({ "p": sandbox.server(&["--name", "p"]) }),
+    );
+    let pushed = sidecar
+        .wait_notification(since, CHANGED, |s| lists(s, "p"))
+        .await;
+    assert_eq!(row(&pushed, "p")["source"], "plugin");
+    assert_eq!(row(&pushed, "p")["readOnly"], true);
+    let since = sidecar.received();
+    sandbox.write_plugin(
+        "tools-plugin",
+        json!({ "p2": sandbox.server(&["--name", "p2"]) }),
+    );
+    let pushed = sidecar
+        .wait_notification(since, CHANGED, |s| lists(s, "p2") && !lists(s, "p"))
+        .await;
+    assert_eq!(row(&pushed, "p2")["source"], "plugin");
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     sidecar.stop().await;
 }
