@@ -22,7 +22,7 @@ use crate::options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ToolPoolMode,
 };
-use crate::permissions::{PermissionRules, PermissionSource};
+use crate::permissions::{PermissionRules, PermissionSource, RECHECK_AFTER};
 use crate::pool::{EXEC_TOOL, Pool};
 use crate::transcript::Transcript;
 
@@ -205,14 +205,15 @@ impl Agent {
         self.run_turn(context, dialed).await
     }
 
-    /// Calls one tool through the execution funnel, as the model would (outside a turn).
+    /// Calls one tool through the execution funnel, as the model would (outside a turn). The
+    /// permission rules are those of a check of the settings files at most a second old.
     pub async fn execute_tool(
         &self,
         full_name: &str,
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, AgentError> {
         self.alive()?;
-        let rules = self.permissions.current();
+        let rules = self.permissions.checked_within(RECHECK_AFTER);
         if full_name != EXEC_TOOL {
             return Ok(self.call_mcp(&rules, full_name, arguments).await);
         }

@@ -2,8 +2,9 @@
 //!
 //! Rules come from [`crate::AgentOptions::permissions`], `<workdir>/.wave/settings.json` and
 //! `<home>/.wave/settings.json` (`{"permissions": {"allow": [...], "deny": [...]}}`); all three
-//! are merged. The files are checked at every turn and tool call and re-read when one changed
-//! ([`PermissionSource`]). A pattern is a full name where `*` stands for any run of
+//! are merged. The files are checked at the start of every turn (the turn's tool calls use those
+//! rules) and re-read when one changed; a tool call made outside a turn uses rules checked at
+//! most [`RECHECK_AFTER`] ago ([`PermissionSource`]). A pattern is a full name where `*` stands for any run of
 //! characters. A tool is denied when a `deny` pattern matches it (deny always wins), or when the
 //! `allow` list names MCP tools (has a pattern starting with `mcp__`) and none of those matches
 //! it. Allow patterns for other tools (built-in tools of a host agent) do not restrict MCP tools.
@@ -11,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,13 +75,23 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
+/// How old the last check of the settings files may be for a tool call outside a turn. Two
+/// `stat`s cost a few microseconds, a noticeable share of a local tool call's round trip.
+pub(crate) const RECHECK_AFTER: Duration = Duration::from_secs(1);
+
 /// The options' rules plus those of the project and user settings files, re-read only when a
-/// file changed (its length, modification time or identity): a turn or a tool call then costs
-/// two `stat`s instead of two reads and parses.
+/// file changed (its length, modification time or identity): a check costs two `stat`s instead
+/// of two reads and parses.
 pub(crate) struct PermissionSource {
     options: PermissionRules,
     files: [PathBuf; 2],
-    cached: Mutex<Option<(Stamps, Arc<PermissionRules>)>>,
+    cached: Mutex<Option<Checked>>,
+}
+
+struct Checked {
+    at: Instant,
+    stamps: Stamps,
+    rules: Arc<PermissionRules>,
 }
 
 /// What identifies a version of each settings file (`None`: the file does not exist).
@@ -105,17 +116,30 @@ impl PermissionSource {
         }
     }
 
-    /// The rules now in force.
+    /// The rules now in force (the files checked now).
     pub(crate) fn current(&self) -> Arc<PermissionRules> {
-        let stamps = self.files.each_ref().map(|path| stamp(path));
+        self.checked_within(Duration::ZERO)
+    }
+
+    /// The rules as of a check at most `max_age` ago.
+    pub(crate) fn checked_within(&self, max_age: Duration) -> Arc<PermissionRules> {
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((seen, rules)) = cached.as_ref()
-            && *seen == stamps
+        if let Some(checked) = cached.as_ref()
+            && !max_age.is_zero()
+            && checked.at.elapsed() <= max_age
         {
-            return rules.clone();
+            return checked.rules.clone();
         }
-        let rules = Arc::new(self.load());
-        *cached = Some((stamps, rules.clone()));
+        let stamps = self.files.each_ref().map(|path| stamp(path));
+        let rules = match cached.take() {
+            Some(checked) if checked.stamps == stamps => checked.rules,
+            _ => Arc::new(self.load()),
+        };
+        *cached = Some(Checked {
+            at: Instant::now(),
+            stamps,
+            rules: rules.clone(),
+        });
         rules
     }
 
@@ -228,5 +252,12 @@ mod tests {
 
         std::fs::remove_file(&settings).unwrap();
         assert_eq!(source.current().deny, ["mcp__x__*"]);
+
+        // Within the window a recent check is reused; `current()` always looks again.
+        std::fs::write(&settings, r#"{"permissions": {"deny": ["mcp__c__*"]}}"#).unwrap();
+        let hour = Duration::from_secs(3600);
+        assert_eq!(source.checked_within(hour).deny, ["mcp__x__*"]);
+        assert_eq!(source.current().deny, ["mcp__x__*", "mcp__c__*"]);
+        assert_eq!(source.checked_within(hour).deny, ["mcp__x__*", "mcp__c__*"]);
     }
 }
