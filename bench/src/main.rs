@@ -237,7 +237,7 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
                 let without = turn_ir.saturating_sub(mcp + permissions_ir);
                 table.push(Row {
                     id: "",
-                    figure: "  also bypassing the permission-file reads".into(),
+                    figure: "  also bypassing the permission-file checks".into(),
                     ours: format!("+{}", fmt_count(permissions_ir)),
                     baseline: format!("bypassed: {}", fmt_count(without)),
                     ratio: fmt_ratio(turn_ir as f64 / without as f64),

@@ -93,7 +93,7 @@ pub async fn run() -> Result<TurnResult> {
     }
     let permissions_ir = inclusive(
         &turns,
-        "wave_mcp_agent::permissions::PermissionSource::current",
+        "wave_mcp_agent::permissions::PermissionSource::checked_within",
     )
     .unwrap_or(0);
     let per_turn = |ir: u64| ir / TURNS as u64;
