@@ -79,6 +79,20 @@ tap_counts() {
   echo "${pass:-0} $((${fail:-0} + ${cancelled:-0}))"
 }
 
+# run_tap_layer NAME LOG COMMAND...: runs a node --test layer, keeps its TAP output in LOG, prints
+# `NAME: N passed, N failed`, sets layer_pass/layer_fail and records NAME if the layer failed.
+run_tap_layer() {
+  local name=$1 log=$2 rc
+  shift 2
+  set +e
+  "$@" | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  read -r layer_pass layer_fail < <(tap_counts "$log")
+  echo "$name: $layer_pass passed, $layer_fail failed"
+  [ "$rc" -eq 0 ] && [ "$layer_fail" -eq 0 ] && [ "$layer_pass" -gt 0 ] || failed_layers+=("$name")
+}
+
 echo "== vscode layer 1: unit tests (vitest)"
 unit_json="$WAVE_TEST_OUTPUT/vitest.json"
 rm -f "$unit_json"
@@ -93,24 +107,14 @@ echo "unit: $unit_pass passed, $unit_fail failed"
 [ "$unit_rc" -eq 0 ] && [ "$unit_fail" -eq 0 ] || failed_layers+=(unit)
 
 echo "== vscode layer 2: the settings webview in headless Chromium against the real sidecar"
-web_log="$WAVE_TEST_OUTPUT/webview-chromium.tap"
-set +e
-(cd "$EXT" && node --test --test-reporter=tap --test-timeout=240000 test/chromium/) | tee "$web_log"
-web_rc=${PIPESTATUS[0]}
-set -e
-read -r web_pass web_fail < <(tap_counts "$web_log")
-echo "webview: $web_pass passed, $web_fail failed"
-[ "$web_rc" -eq 0 ] && [ "$web_fail" -eq 0 ] && [ "$web_pass" -gt 0 ] || failed_layers+=(webview)
+run_tap_layer webview "$WAVE_TEST_OUTPUT/webview-chromium.tap" \
+  env -C "$EXT" node --test --test-reporter=tap --test-timeout=240000 test/chromium/
+web_pass=$layer_pass web_fail=$layer_fail
 
 echo "== vscode layer 3: end to end in code-server $CODE_SERVER_VERSION (real VS Code)"
-e2e_log="$WAVE_TEST_OUTPUT/vscode-e2e.tap"
-set +e
-timeout 600 node --test --test-reporter=tap --test-timeout=300000 tests/e2e/ | tee "$e2e_log"
-e2e_rc=${PIPESTATUS[0]}
-set -e
-read -r e2e_pass e2e_fail < <(tap_counts "$e2e_log")
-echo "vscode: $e2e_pass passed, $e2e_fail failed"
-[ "$e2e_rc" -eq 0 ] && [ "$e2e_fail" -eq 0 ] && [ "$e2e_pass" -gt 0 ] || failed_layers+=(vscode)
+run_tap_layer vscode "$WAVE_TEST_OUTPUT/vscode-e2e.tap" \
+  timeout 600 node --test --test-reporter=tap --test-timeout=300000 tests/e2e/
+e2e_pass=$layer_pass e2e_fail=$layer_fail
 
 echo "== vscode: screenshots in $WAVE_TEST_OUTPUT/webview-chromium and $WAVE_TEST_OUTPUT/vscode-e2e"
 total_pass=$((unit_pass + web_pass + e2e_pass))

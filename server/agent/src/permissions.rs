@@ -38,12 +38,12 @@ impl PermissionRules {
         if let Some(rule) = self.deny.iter().find(|p| glob_match(p, full_name)) {
             return Some(format!("it matches the deny rule \"{rule}\""));
         }
-        let mcp_allow: Vec<&String> = self
+        let mut mcp_allow = self
             .allow
             .iter()
             .filter(|p| p.starts_with("mcp__"))
-            .collect();
-        if mcp_allow.is_empty() || mcp_allow.iter().any(|p| glob_match(p, full_name)) {
+            .peekable();
+        if mcp_allow.peek().is_none() || mcp_allow.any(|p| glob_match(p, full_name)) {
             return None;
         }
         Some("no allow rule matches it".to_string())

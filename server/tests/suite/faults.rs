@@ -17,47 +17,7 @@ use super::lsp_client::*;
 use super::support::*;
 
 // ---------------------------------------------------------------------------------------------
-// Randomness
-
-/// xorshift64*: small, fast, reproducible. Never seeded with 0.
-#[derive(Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
-
-/// `WAVE_FAULTS_SEED`, else a fixed seed (so CI runs are reproducible).
-fn base_seed() -> u64 {
-    std::env::var("WAVE_FAULTS_SEED")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0x5EED_2026_0008)
-}
+// Randomness (`Rng`, `faults_seed` from the testkit)
 
 fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -573,7 +533,7 @@ async fn server_pid(manager: &McpManager, name: &str) -> Result<u32, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_fuzz_random_sequences_leave_no_process_and_consistent_statuses() {
     const LANES: usize = 6;
-    let seed = base_seed();
+    let seed = faults_seed();
     let total = env_count("WAVE_FAULTS_SEQUENCES", 1000);
     let sandbox = Sandbox::new();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -591,7 +551,7 @@ async fn lifecycle_fuzz_random_sequences_leave_no_process_and_consistent_statuse
                 // With one sequence asked for, replay exactly the given seed.
                 let sequence_seed = match total {
                     1 => seed,
-                    _ => Rng::new(seed ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)).next(),
+                    _ => Rng::new(seed ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)).next_u64(),
                 };
                 lane.run(sequence_seed).await?;
             }
@@ -939,7 +899,7 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) {
 // problem and every server error names the file.
 #[test]
 fn config_fuzz_random_mutations_never_panic_and_always_name_the_file() {
-    let seed = base_seed();
+    let seed = faults_seed();
     let mut rng = Rng::new(seed);
     let valid = valid_config_text().into_bytes();
     let sandbox = Sandbox::new();
@@ -1257,7 +1217,7 @@ fn assert_no_panic(log: &Path) {
 // `wave/mcp/servers`, and after `shutdown`/`exit` no process is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answering() {
-    let seed = base_seed();
+    let seed = faults_seed();
     let mut rng = Rng::new(seed);
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "a": sandbox.server(&[]), "b": sandbox.server(&[]) }));
@@ -1358,7 +1318,7 @@ async fn protocol_fuzz_requests_to_dollar_methods_get_method_not_found() {
 // afterwards works as usual.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_fuzz_requests_before_initialize_are_refused() {
-    let mut rng = Rng::new(base_seed());
+    let mut rng = Rng::new(faults_seed());
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "a": sandbox.server(&[]) }));
     let log = sandbox.path("sidecar.log");
@@ -1579,7 +1539,7 @@ fn assert_secret_free(place: &str, text: &str, secrets: &[&str]) {
 // info-level log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_never_reach_the_cache_snapshots_logs_or_cli() {
-    let nonce = Rng::new(std::process::id() as u64 ^ 0xABCD).next();
+    let nonce = Rng::new(std::process::id() as u64 ^ 0xABCD).next_u64();
     let env_secret = format!("env-secret-{nonce:x}");
     let env_literal = format!("env-literal-{nonce:x}");
     let header_secret = format!("header-secret-{nonce:x}");

@@ -9,8 +9,8 @@ use wave_mcp_manager::{
     ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
 };
 pub use wave_mcp_testkit::{
-    HttpServer, SandboxDirs, alive, assert_all_dead, eventually, read_lsp_frame, read_pids,
-    wait_for_pids,
+    HttpServer, Rng, SandboxDirs, alive, assert_all_dead, eventually, faults_seed, read_lsp_frame,
+    read_pids, wait_for_pids,
 };
 
 /// Our rmcp test server, built with this package.

@@ -197,6 +197,46 @@ where
     Some(body)
 }
 
+/// xorshift64*: small, fast, reproducible randomness for the fault suites. Never seeded with 0.
+#[derive(Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// The fault suites' seed: `WAVE_FAULTS_SEED`, else a fixed one (so CI runs are reproducible).
+pub fn faults_seed() -> u64 {
+    std::env::var("WAVE_FAULTS_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0x5EED_2026_0008)
+}
+
 pub struct HttpServer {
     child: Child,
     /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.

@@ -8,27 +8,6 @@ use wave_mcp_agent::Status;
 
 use super::support::*;
 
-/// xorshift64*, seeded: reproducible call texts.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("WAVE_FAULTS_SEED")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0x5EED_2026_0008)
-}
-
 // TOOL-3, TOOL-9: 1,000 tool calls at once across 10 servers (eight stdio, two Streamable HTTP)
 // through one agent's execution funnel (`Agent::execute_tool` takes `&self`, so they really run
 // concurrently, from many tasks): every result is the one of its own call (each echoes a text
@@ -59,11 +38,11 @@ async fn load_1000_concurrent_tool_calls_across_10_servers_each_get_their_own_re
         assert_eq!(status(&agent, &format!("s{i}")), Status::Connected);
     }
 
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::new(faults_seed());
     let calls: Vec<(String, String)> = (0..CALLS)
         .map(|i| {
             let tool = format!("mcp__s{}__echo", i % SERVERS);
-            (tool, format!("call {i} {:016x} ✓", rng.next()))
+            (tool, format!("call {i} {:016x} ✓", rng.next_u64()))
         })
         .collect();
     let tasks: Vec<_> = calls
@@ -106,8 +85,14 @@ async fn load_1000_concurrent_tool_calls_across_10_servers_each_get_their_own_re
 // is used in a turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_never_reach_the_model_or_the_transcript() {
-    let secret = format!("agent-secret-{:x}", Rng(seed() ^ 0x77).next());
-    let literal = format!("agent-literal-{:x}", Rng(seed() ^ 0x78).next());
+    let secret = format!(
+        "agent-secret-{:x}",
+        Rng::new(faults_seed() ^ 0x77).next_u64()
+    );
+    let literal = format!(
+        "agent-literal-{:x}",
+        Rng::new(faults_seed() ^ 0x78).next_u64()
+    );
     // SAFETY: set before any thread of this test reads the environment; the name is unique to
     // this test.
     unsafe { std::env::set_var("WAVE_AGENT_TEST_SECRET", &secret) };

@@ -24,7 +24,8 @@ use wave_mcp_agent::{
     Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
 };
 pub use wave_mcp_testkit::{
-    HttpServer, SandboxDirs, alive, assert_all_dead, binary, eventually, read_pids, wait_for_pids,
+    HttpServer, Rng, SandboxDirs, alive, assert_all_dead, binary, eventually, faults_seed,
+    read_pids, wait_for_pids,
 };
 
 // ---------------------------------------------------------------------------------------------
