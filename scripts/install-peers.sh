@@ -4,6 +4,8 @@
 #
 #   $WAVE_PEERS_DIR (default ~/.cache/wave-mcp-peers)
 #     npm/        npm @modelcontextprotocol/server-everything (node_modules/.bin/mcp-server-everything)
+#     sdk/        npm @modelcontextprotocol/sdk with express: its example servers, among them
+#                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
 #     uv-cache/   uv's cache, holding `uvx mcp-server-time` so tests can run it with UV_OFFLINE=1
 #     mcp-server-time.spec   the pinned `mcp-server-time==VERSION` the tests run with uvx
@@ -16,6 +18,8 @@ EVERYTHING_VERSION=2026.8.31
 MCP_VERSION=2.3.0
 UV_VERSION=0.13.9
 TIME_VERSION=2026.10.19
+SDK_VERSION=1.32.2
+EXPRESS_VERSION=5.3.0
 
 PEERS="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
 mkdir -p "$PEERS"
@@ -45,6 +49,23 @@ if [ "$(installed_everything || true)" != "$EVERYTHING_VERSION" ]; then
     fail "npm install of @modelcontextprotocol/server-everything@$EVERYTHING_VERSION failed"
   [ "$(installed_everything || true)" = "$EVERYTHING_VERSION" ] ||
     fail "server-everything is not usable in $NPM_DIR after npm install"
+fi
+
+# --- npm: @modelcontextprotocol/sdk (example servers: OAuth sign-in, progress, elicitation) ---
+SDK_DIR="$PEERS/sdk"
+SDK_PKG="$SDK_DIR/node_modules/@modelcontextprotocol/sdk/package.json"
+installed_sdk() {
+  [ -f "$SDK_PKG" ] && [ -f "$SDK_DIR/node_modules/express/package.json" ] &&
+    node -e 'process.stdout.write(require(process.argv[1]).version)' "$SDK_PKG" 2>/dev/null
+}
+if [ "$(installed_sdk || true)" != "$SDK_VERSION" ]; then
+  echo "installing npm @modelcontextprotocol/sdk@$SDK_VERSION and express@$EXPRESS_VERSION into $SDK_DIR"
+  mkdir -p "$SDK_DIR"
+  npm install --prefix "$SDK_DIR" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/sdk@$SDK_VERSION" "express@$EXPRESS_VERSION" >&2 ||
+    fail "npm install of @modelcontextprotocol/sdk@$SDK_VERSION failed"
+  [ "$(installed_sdk || true)" = "$SDK_VERSION" ] ||
+    fail "the MCP TypeScript SDK is not usable in $SDK_DIR after npm install"
 fi
 
 # --- PyPI: mcp and uv in a venv -------------------------------------------------------------
@@ -85,5 +106,6 @@ echo "$TIME_SPEC" >"$PEERS/mcp-server-time.spec"
 
 echo "MCP test peers in $PEERS:"
 echo "  npm  @modelcontextprotocol/server-everything $(installed_everything)  ($NPM_DIR/node_modules/.bin/mcp-server-everything)"
+echo "  npm  @modelcontextprotocol/sdk $(installed_sdk)  ($SDK_DIR)"
 echo "  PyPI mcp $MCP_VERSION, uv $UV_VERSION  ($VENV)"
 echo "  uvx  $TIME_SPEC  (cache $UV_CACHE_DIR)"

@@ -27,6 +27,8 @@ macro_rules! for_each_type {
             SessionParams,
             ServerParams,
             DeleteParams,
+            OpenUrlParams,
+            OpenUrlResult,
             ServersSnapshot,
             ConfigPaths,
             SessionCreateParams,
@@ -298,7 +300,7 @@ fn wire_shape_is_camel_case() {
             command: Some("x".into()),
             args: vec![],
             url: None,
-            status: McpStatus::Error,
+            status: McpStatus::NeedsAuth,
             error: Some("boom".into()),
             tool_count: 0,
             tools: vec![],
@@ -306,6 +308,7 @@ fn wire_shape_is_camel_case() {
             last_connected_at: None,
             config_path: Some("/p/.mcp.json".into()),
             read_only: false,
+            signed_in: false,
         }],
     };
     assert_eq!(
@@ -315,8 +318,9 @@ fn wire_shape_is_camel_case() {
             "sessionId": "default",
             "servers": [{
                 "name": "a", "source": "project", "transport": "stdio", "command": "x",
-                "args": [], "status": "error", "error": "boom", "toolCount": 0, "tools": [],
-                "toolsFromCache": false, "configPath": "/p/.mcp.json", "readOnly": false
+                "args": [], "status": "needs-auth", "error": "boom", "toolCount": 0, "tools": [],
+                "toolsFromCache": false, "configPath": "/p/.mcp.json", "readOnly": false,
+                "signedIn": false
             }]
         })
     );

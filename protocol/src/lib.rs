@@ -43,6 +43,9 @@ pub enum McpStatus {
     Reconnecting,
     Error,
     Disconnected,
+    /// A remote server answered with HTTP 401: it needs `wave/mcp/login` (AUTH-1).
+    #[serde(rename = "needs-auth")]
+    NeedsAuth,
 }
 
 /// One tool of a server, live or from the snapshot cache.
@@ -96,6 +99,9 @@ pub struct McpServerView {
     pub config_path: Option<String>,
     /// Plugin and constructor servers cannot be edited or deleted.
     pub read_only: bool,
+    /// A remote server with stored sign-in credentials (AUTH-3): offer "Sign out" (AUTH-9).
+    #[serde(default)]
+    pub signed_in: bool,
 }
 
 /// The model a session's agent talks to (an OpenAI-compatible Chat Completions endpoint). Unset
@@ -181,6 +187,28 @@ pub struct DeleteParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub session_id: Option<String>,
+}
+
+/// Params of the sidecar-to-client request `wave/mcp/openUrl`: sign-in wants this
+/// authorization URL opened in the user's browser (AUTH-2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct OpenUrlParams {
+    pub session_id: String,
+    /// The server being signed in to.
+    pub name: String,
+    pub url: String,
+}
+
+/// Result of `wave/mcp/openUrl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct OpenUrlResult {
+    /// `false`: the client could not open it; the sidecar then uses `$BROWSER` or the
+    /// platform's opener.
+    pub opened: bool,
 }
 
 /// Every server of one session at one moment: the result of the `wave/mcp/*` requests and the
@@ -384,6 +412,10 @@ pub enum ErrorKind {
     ChatUnavailable,
     /// The sidecar is shutting down.
     ShuttingDown,
+    /// Sign-in failed; the message names the server and the cause (AUTH-8).
+    SignInFailed,
+    /// Sign-in was cancelled (by `$/cancelRequest` or a newer `wave/mcp/login` for the server).
+    SignInCancelled,
 }
 
 /// `data` of a [`REQUEST_FAILED`] error.
@@ -481,6 +513,15 @@ messages! {
     /// Removes one entry from the user or project config file, keeping every other byte
     /// (DEL-2); refuses plugin and constructor servers (DEL-4).
     Request McpDelete = "wave/mcp/delete", ClientToServer, DeleteParams -> ServersSnapshot;
+    /// Signs in to a remote server (OAuth 2.1 authorization code + PKCE, AUTH-2) and connects
+    /// it; answers when it is connected, or with a `signInFailed` error. A newer login for the
+    /// same server, or `$/cancelRequest`, cancels it (`signInCancelled`).
+    Request McpLogin = "wave/mcp/login", ClientToServer, ServerParams -> ServersSnapshot;
+    /// Disconnects a server and deletes (and, where offered, revokes) its stored credentials
+    /// (AUTH-5).
+    Request McpLogout = "wave/mcp/logout", ClientToServer, ServerParams -> ServersSnapshot;
+    /// Asks the client to open a sign-in URL in the user's browser and to show it (AUTH-2).
+    Request McpOpenUrl = "wave/mcp/openUrl", ServerToClient, OpenUrlParams -> OpenUrlResult;
     /// Absolute paths of the user and project config files, and the project name (EDIT-2).
     Request McpConfigPaths = "wave/mcp/configPaths", ClientToServer, SessionParams -> ConfigPaths;
     /// A session's servers changed (status, tools, config): the full new list (UI-5).

@@ -22,6 +22,7 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
             Status::Reconnecting => McpStatus::Reconnecting,
             Status::Error => McpStatus::Error,
             Status::Disconnected => McpStatus::Disconnected,
+            Status::NeedsAuth => McpStatus::NeedsAuth,
         },
         error: server.error.clone(),
         tool_count: server.tools.len(),
@@ -43,5 +44,6 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
         read_only: server.source.is_read_only(),
+        signed_in: server.signed_in,
     }
 }

@@ -15,7 +15,7 @@ export type McpSource = "user" | "project" | "plugin" | "constructor";
 /**
  * A server's connection state.
  */
-export type McpStatus = "connected" | "connecting" | "reconnecting" | "error" | "disconnected";
+export type McpStatus = "connected" | "connecting" | "reconnecting" | "error" | "disconnected" | "needs-auth";
 
 /**
  * One tool of a server, live or from the snapshot cache.
@@ -58,7 +58,11 @@ configPath?: string,
 /**
  * Plugin and constructor servers cannot be edited or deleted.
  */
-readOnly: boolean, };
+readOnly: boolean, 
+/**
+ * A remote server with stored sign-in credentials (AUTH-3): offer "Sign out" (AUTH-9).
+ */
+signedIn: boolean, };
 
 /**
  * The model a session's agent talks to (an OpenAI-compatible Chat Completions endpoint). Unset
@@ -131,6 +135,26 @@ source: McpSource,
  * Default: `"default"`, the workspace's agent.
  */
 sessionId?: string, };
+
+/**
+ * Params of the sidecar-to-client request `wave/mcp/openUrl`: sign-in wants this
+ * authorization URL opened in the user's browser (AUTH-2).
+ */
+export type OpenUrlParams = { sessionId: string, 
+/**
+ * The server being signed in to.
+ */
+name: string, url: string, };
+
+/**
+ * Result of `wave/mcp/openUrl`.
+ */
+export type OpenUrlResult = { 
+/**
+ * `false`: the client could not open it; the sidecar then uses `$BROWSER` or the
+ * platform's opener.
+ */
+opened: boolean, };
 
 /**
  * Every server of one session at one moment: the result of the `wave/mcp/*` requests and the
@@ -280,7 +304,7 @@ export type SessionDestroyed = { sessionId: string, state: DestroyState, };
 /**
  * Machine-readable cause of a [`REQUEST_FAILED`] error.
  */
-export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown";
+export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled";
 
 /**
  * `data` of a [`REQUEST_FAILED`] error.
@@ -300,6 +324,9 @@ export const Methods = {
   mcpConnect: "wave/mcp/connect",
   mcpDisconnect: "wave/mcp/disconnect",
   mcpDelete: "wave/mcp/delete",
+  mcpLogin: "wave/mcp/login",
+  mcpLogout: "wave/mcp/logout",
+  mcpOpenUrl: "wave/mcp/openUrl",
   mcpConfigPaths: "wave/mcp/configPaths",
   mcpServersChanged: "wave/mcp/serversChanged",
   sessionCreate: "wave/session/create",
@@ -315,6 +342,9 @@ export interface Requests {
   "wave/mcp/connect": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/disconnect": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/delete": { params: DeleteParams; result: ServersSnapshot };
+  "wave/mcp/login": { params: ServerParams; result: ServersSnapshot };
+  "wave/mcp/logout": { params: ServerParams; result: ServersSnapshot };
+  "wave/mcp/openUrl": { params: OpenUrlParams; result: OpenUrlResult };
   "wave/mcp/configPaths": { params: SessionParams; result: ConfigPaths };
   "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
   "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };

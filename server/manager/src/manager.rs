@@ -105,6 +105,9 @@ pub enum Status {
     Reconnecting,
     Error,
     Disconnected,
+    /// A remote server answered HTTP 401: it needs a sign-in (AUTH-1).
+    #[serde(rename = "needs-auth")]
+    NeedsAuth,
 }
 
 impl Status {
@@ -115,6 +118,7 @@ impl Status {
             Status::Reconnecting => "reconnecting",
             Status::Error => "error",
             Status::Disconnected => "disconnected",
+            Status::NeedsAuth => "needs-auth",
         }
     }
 }
@@ -160,6 +164,8 @@ pub struct ServerSnapshot {
     pub instructions: Option<String>,
     /// Identifies the live connection: a new connection (reconnect included) gets a new id.
     pub connection_id: Option<u64>,
+    /// Sign-in credentials are stored for this remote server (AUTH-3).
+    pub signed_in: bool,
 }
 
 /// Every server of a manager at one moment. `version` grows with every change.
@@ -801,6 +807,7 @@ impl Slot {
             last_connected_at,
             instructions: current.and_then(|(_, _, text)| text.clone()),
             connection_id: self.live.as_ref().map(|_| self.generation),
+            signed_in: false,
         }
     }
 }
