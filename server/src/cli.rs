@@ -1,11 +1,15 @@
-//! The command line: `servers`, `tools`, `call` and `chat`, and `lsp` (the IDE sidecar).
+//! The command line: `servers`, `tools`, `call`, `login`, `logout` and `chat`, and `lsp` (the
+//! IDE sidecar).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use serde_json::{Map, Value, json};
-use wave_mcp_manager::{ManagerOptions, McpManager, McpTool, ServerSnapshot, result_text};
+use wave_mcp_manager::{
+    ManagerOptions, McpManager, McpTool, ServerSnapshot, UrlOpener, result_text,
+};
 
 use crate::view::server_view;
 
@@ -55,6 +59,19 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Sign in to a remote server (OAuth, in the browser), then check it connects. The tokens
+    /// are stored in ~/.wave/mcp-credentials.json for every later use.
+    Login {
+        server: String,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
+    /// Sign out of a remote server: revoke and delete its stored tokens.
+    Logout {
+        server: String,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
     /// Talk to the model (WAVE_BASE_URL, WAVE_API_KEY, WAVE_MODEL) with the MCP servers' tools,
     /// one stdin line per message. `/mcp` lists servers, `/connect NAME`, `/disconnect NAME`,
     /// `/exit` quits.
@@ -84,6 +101,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             arguments,
             common,
         } => call(&server, &tool, arguments.as_deref(), common).await,
+        Command::Login { server, workdir } => login(&server, workdir).await,
+        Command::Logout { server, workdir } => logout(&server, workdir).await,
         Command::Chat { workdir } => chat(workdir).await,
         Command::Lsp { stdio: _ } => crate::lsp::run().await,
     }
@@ -249,6 +268,36 @@ async fn tools(server: &str, common: Common) -> Result<()> {
         }
         println!("  input: {}", Value::Object((*tool.input_schema).clone()));
     }
+    Ok(())
+}
+
+async fn login(server: &str, workdir: Option<PathBuf>) -> Result<()> {
+    let manager = manager(&Common {
+        workdir,
+        json: false,
+    })?;
+    // The URL is always printed, so it can be opened by hand too (AUTH-2).
+    let open: UrlOpener = Arc::new(|url: String| {
+        eprintln!("open this URL in your browser to sign in:\n\n  {url}\n");
+        Box::pin(async { false })
+    });
+    let timeout = wave_mcp_manager::login_timeout();
+    let result = manager.login(server, open, timeout).await;
+    manager.cleanup().await;
+    result?;
+    println!("signed in to {server}; it connected");
+    Ok(())
+}
+
+async fn logout(server: &str, workdir: Option<PathBuf>) -> Result<()> {
+    let manager = manager(&Common {
+        workdir,
+        json: false,
+    })?;
+    let result = manager.logout(server).await;
+    manager.cleanup().await;
+    result?;
+    println!("signed out of {server}");
     Ok(())
 }
 

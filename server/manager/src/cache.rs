@@ -1,16 +1,17 @@
 //! The tool snapshot cache (`~/.wave/mcp-tools-cache.json`): last known tool lists of servers, keyed by name + config fingerprint (CACHE-1..8).
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tracing::debug;
+
+use crate::files;
 
 /// Version of the on-disk format; a file with another version is treated as empty.
 const FORMAT_VERSION: u64 = 1;
@@ -232,8 +233,8 @@ pub fn record(
             ),
         ));
     }
-    ensure_parent(path)?;
-    let _lock = lock(path)?;
+    files::ensure_parent(path, false)?;
+    let _lock = files::lock(&files::sibling(path, ".lock"))?;
     let mut file = read(path);
     file.prune(workdir, configured);
     file.entries.insert(entry.key(), entry);
@@ -243,8 +244,8 @@ pub fn record(
 /// Prunes only (no new entry): used when the config changes without a connect. Same locking and
 /// atomic-write rules as [`record`]; nothing is written if nothing was pruned.
 pub fn prune(path: &Path, workdir: &Path, configured: &[(String, String)]) -> io::Result<()> {
-    ensure_parent(path)?;
-    let _lock = lock(path)?;
+    files::ensure_parent(path, false)?;
+    let _lock = files::lock(&files::sibling(path, ".lock"))?;
     let mut file = read(path);
     let before = file.entries.len();
     file.prune(workdir, configured);
@@ -254,79 +255,15 @@ pub fn prune(path: &Path, workdir: &Path, configured: &[(String, String)]) -> io
     write_atomic(path, &file)
 }
 
-fn ensure_parent(path: &Path) -> io::Result<()> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => fs::create_dir_all(dir),
-        _ => Ok(()),
-    }
-}
-
-/// `path` with `suffix` appended to its file name.
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(suffix);
-    path.with_file_name(name)
-}
-
-/// Held while alive: the exclusive advisory lock on the sibling `.lock` file.
-#[cfg(unix)]
-struct Lock {
-    _flock: nix::fcntl::Flock<fs::File>,
-}
-
-#[cfg(unix)]
-fn lock(path: &Path) -> io::Result<Lock> {
-    use nix::errno::Errno;
-    use nix::fcntl::{Flock, FlockArg};
-
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(sibling(path, ".lock"))?;
-    loop {
-        match Flock::lock(file, FlockArg::LockExclusive) {
-            Ok(flock) => return Ok(Lock { _flock: flock }),
-            Err((f, Errno::EINTR)) => file = f,
-            Err((_, errno)) => return Err(io::Error::from(errno)),
-        }
-    }
-}
-
-/// No advisory lock on non-unix platforms; the write is still atomic.
-#[cfg(not(unix))]
-struct Lock;
-
-#[cfg(not(unix))]
-fn lock(_path: &Path) -> io::Result<Lock> {
-    Ok(Lock)
-}
-
-/// Writes the cache to a temp file in the same directory, then renames it over `path`.
+/// Writes the cache atomically (temp file + rename).
 fn write_atomic(path: &Path, file: &CacheFile) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-
     let mut json = serde_json::to_vec_pretty(&Disk {
         version: FORMAT_VERSION,
         entries: &file.entries,
     })
     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     json.push(b'\n');
-
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = sibling(path, &format!(".tmp-{}-{n}", std::process::id()));
-    let result = write_new(&tmp, &json).and_then(|()| fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new().write(true).create_new(true).open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
+    files::write_atomic(path, &json, false)
 }
 
 #[cfg(test)]

@@ -54,6 +54,32 @@ pub struct ServerConfig {
     pub connect_timeout: Option<Duration>,
     /// `toolTimeoutMs`: one `tools/call`.
     pub tool_timeout: Option<Duration>,
+    /// `oauth`: how to sign in to a remote server (AUTH-2); all optional.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// The `oauth` object of a remote entry, as written (`${VAR}` not expanded).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// A pre-registered client; without it sign-in registers one (RFC 7591).
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// Replaces the scopes the server asks for.
+    pub scopes: Vec<String>,
+    /// The loopback port of the redirect URI; default: any free port.
+    pub callback_port: Option<u16>,
+}
+
+// The client secret may be written in the file itself: never print it (AUTH-6).
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("scopes", &self.scopes)
+            .field("callback_port", &self.callback_port)
+            .finish()
+    }
 }
 
 impl ServerConfig {
@@ -268,6 +294,7 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         headers: string_map(obj, "headers", at)?,
         connect_timeout: opt_millis(obj, "connectTimeoutMs", at)?,
         tool_timeout: opt_millis(obj, "toolTimeoutMs", at)?,
+        oauth: opt_oauth(obj, at)?,
     };
     if config.command.is_none() && config.url.is_none() {
         return Err(format!(
@@ -275,6 +302,29 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         ));
     }
     Ok(config)
+}
+
+fn opt_oauth(obj: &Map<String, Value>, at: &str) -> Result<Option<OAuthConfig>, String> {
+    let oauth = match obj.get("oauth") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(oauth)) => oauth,
+        Some(_) => return Err(format!("{at}.oauth: expected an object")),
+    };
+    let at = format!("{at}.oauth");
+    let callback_port = match oauth.get("callbackPort") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => match n.as_u64().and_then(|p| u16::try_from(p).ok()) {
+            Some(port) if port > 0 => Some(port),
+            _ => return Err(format!("{at}.callbackPort: expected a port number (1-65535)")),
+        },
+        Some(_) => return Err(format!("{at}.callbackPort: expected a port number (1-65535)")),
+    };
+    Ok(Some(OAuthConfig {
+        client_id: opt_string(oauth, "clientId", &at)?,
+        client_secret: opt_string(oauth, "clientSecret", &at)?,
+        scopes: string_array(oauth, "scopes", &at)?,
+        callback_port,
+    }))
 }
 
 fn opt_string(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, String> {
@@ -343,11 +393,35 @@ pub enum Transport {
     Http {
         url: String,
         headers: Vec<(String, String)>,
+        oauth: Option<OAuthSettings>,
     },
     Sse {
         url: String,
         headers: Vec<(String, String)>,
+        oauth: Option<OAuthSettings>,
     },
+}
+
+/// How a remote server signs in, with `${VAR}` expanded. A transport has none when its entry
+/// sets its own `Authorization` header: that server never starts OAuth (AUTH-7).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthSettings {
+    pub client_id: Option<String>,
+    pub client_secret: Option<crate::auth::Secret>,
+    pub scopes: Vec<String>,
+    pub callback_port: Option<u16>,
+}
+
+impl Transport {
+    /// The remote URL and sign-in settings of an `http` or `sse` transport.
+    pub fn remote(&self) -> Option<(&str, Option<&OAuthSettings>)> {
+        match self {
+            Transport::Stdio { .. } => None,
+            Transport::Http { url, oauth, .. } | Transport::Sse { url, oauth, .. } => {
+                Some((url, oauth.as_ref()))
+            }
+        }
+    }
 }
 
 // Expanded values may hold secrets: never print them.
@@ -422,10 +496,29 @@ pub fn resolve(
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), field(v, &format!("headers.{k}"))?)))
                 .collect::<Result<_, String>>()?;
-            Ok(if kind == "sse" {
-                Transport::Sse { url, headers }
+            let own_authorization = config
+                .headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization"));
+            let oauth = if own_authorization {
+                None
             } else {
-                Transport::Http { url, headers }
+                let written = config.oauth.clone().unwrap_or_default();
+                let opt = |value: &Option<String>, key: &str| {
+                    value.as_deref().map(|v| field(v, key)).transpose()
+                };
+                Some(OAuthSettings {
+                    client_id: opt(&written.client_id, "oauth.clientId")?,
+                    client_secret: opt(&written.client_secret, "oauth.clientSecret")?
+                        .map(crate::auth::Secret::new),
+                    scopes: written.scopes,
+                    callback_port: written.callback_port,
+                })
+            };
+            Ok(if kind == "sse" {
+                Transport::Sse { url, headers, oauth }
+            } else {
+                Transport::Http { url, headers, oauth }
             })
         }
         other => Err(format!(

@@ -2,6 +2,7 @@
 //! its process tree.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::sync::oneshot;
 
+use crate::auth;
 use crate::config::Transport;
+pub(crate) use crate::error::DialError;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
 use crate::sse;
 
@@ -61,12 +64,15 @@ pub(crate) struct Dialed {
 }
 
 /// Dials, initializes and lists tools, all within `timeout`. On any failure everything started
-/// is torn down before returning (dropping a [`ServerProcess`] kills its tree).
+/// is torn down before returning (dropping a [`ServerProcess`] kills its tree). A remote server
+/// with stored sign-in credentials (in `credentials`) gets its access token (AUTH-3); one that
+/// answers 401 is [`DialError::NeedsAuth`] (AUTH-1).
 pub(crate) async fn dial(
     transport: Transport,
     tools_changed: ToolsChanged,
     timeout: Duration,
-) -> Result<Dialed, String> {
+    credentials: &Path,
+) -> Result<Dialed, DialError> {
     let client = Client { tools_changed };
     match transport {
         Transport::Stdio {
@@ -87,27 +93,61 @@ pub(crate) async fn dial(
             .await;
             let started = match started {
                 Ok(Ok(started)) => started,
-                Ok(Err(e)) => return Err(failed(e, process).await),
-                Err(_) => return Err(failed(timed_out(timeout), process).await),
+                Ok(Err(e)) => return Err(failed(e.reason(), process).await.into()),
+                Err(_) => return Err(failed(timed_out(timeout), process).await.into()),
             };
             let mut dialed = dialed(started, Some(process), Some(stderr));
             dialed.exited = exited;
             Ok(dialed)
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            oauth,
+        } => {
+            let signed_in = match &oauth {
+                Some(settings) => auth::authorized_client(credentials, &url, settings).await?,
+                None => None,
+            };
             let config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(header_map(&headers)?);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let started = tokio::time::timeout(timeout, finish_dial(client, transport))
+            let dialing = async {
+                match signed_in {
+                    Some(client_with_token) => {
+                        let transport =
+                            StreamableHttpClientTransport::with_client(client_with_token, config);
+                        finish_dial(client, transport).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::from_config(config);
+                        finish_dial(client, transport).await
+                    }
+                }
+            };
+            let started = tokio::time::timeout(timeout, dialing)
                 .await
                 .map_err(|_| timed_out(timeout))??;
             Ok(dialed(started, None, None))
         }
-        Transport::Sse { url, headers } => {
+        Transport::Sse {
+            url,
+            mut headers,
+            oauth,
+        } => {
+            if let Some(settings) = &oauth
+                && let Some(signed_in) = auth::authorized_client(credentials, &url, settings).await?
+            {
+                // The legacy transport has no 401-retry of its own: take a valid (refreshed)
+                // token up front.
+                let token = signed_in.get_access_token().await.map_err(|e| {
+                    DialError::NeedsAuth(format!("the stored sign-in is no longer valid ({e})"))
+                })?;
+                headers.push(("Authorization".into(), format!("Bearer {token}")));
+            }
             let dialing = async {
                 let transport = sse::connect_sse(&url, &headers).await?;
                 let dropped = transport.closed_signal();
-                Ok::<_, String>((finish_dial(client, transport).await?, dropped))
+                Ok::<_, DialError>((finish_dial(client, transport).await?, dropped))
             };
             let (started, dropped) = tokio::time::timeout(timeout, dialing)
                 .await
@@ -152,15 +192,17 @@ type Started = (
     Vec<Tool>,
 );
 
-async fn finish_dial<T, E, A>(client: Client, transport: T) -> Result<Started, String>
+async fn finish_dial<T, E, A>(client: Client, transport: T) -> Result<Started, DialError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let service = client
-        .serve(transport)
-        .await
-        .map_err(|e| format!("initialize failed: {e}"))?;
+    let service = client.serve(transport).await.map_err(|e| {
+        if e.is_authorization_required() {
+            return DialError::NeedsAuth("the server answered 401 Unauthorized".into());
+        }
+        DialError::Failed(format!("initialize failed: {e}"))
+    })?;
     let instructions = service
         .peer_info()
         .and_then(|info| info.instructions.clone());
@@ -168,7 +210,7 @@ where
         .peer()
         .list_all_tools()
         .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|e| DialError::Failed(format!("tools/list failed: {e}")))?;
     Ok((service, instructions, tools))
 }
 

@@ -13,6 +13,15 @@ pub enum Error {
     Reconnecting { server: String, tool: String },
     #[error("MCP server \"{server}\" failed to connect: {reason}")]
     Connect { server: String, reason: String },
+    #[error("sign-in to MCP server \"{server}\" failed: {reason}")]
+    SignIn { server: String, reason: String },
+    #[error("sign-in to MCP server \"{0}\" was cancelled")]
+    SignInCancelled(String),
+    #[error("{reason}")]
+    Credentials {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("tool \"{tool}\" of MCP server \"{server}\" timed out after {millis} ms")]
     ToolTimeout {
         server: String,
@@ -25,4 +34,27 @@ pub enum Error {
         tool: String,
         reason: String,
     },
+}
+
+/// Why a dial failed. Messages are one lowercase line naming the cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DialError {
+    /// The remote server answered HTTP 401: `needs-auth`, no retry (AUTH-1).
+    NeedsAuth(String),
+    /// Anything else: `error`.
+    Failed(String),
+}
+
+impl DialError {
+    pub(crate) fn reason(self) -> String {
+        match self {
+            DialError::NeedsAuth(reason) | DialError::Failed(reason) => reason,
+        }
+    }
+}
+
+impl From<String> for DialError {
+    fn from(reason: String) -> DialError {
+        DialError::Failed(reason)
+    }
 }

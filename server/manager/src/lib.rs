@@ -2,10 +2,13 @@
 //! starting it, dials on demand, tears down whole process trees, and keeps a tool snapshot cache
 //! for servers that are not connected. It knows nothing about LSP or IDEs.
 
+pub mod auth;
 pub mod cache;
 pub mod config;
 mod connection;
 mod error;
+mod files;
+mod login;
 mod manager;
 pub mod names;
 mod process;
@@ -19,5 +22,6 @@ pub use manager::{
     McpManager, McpTool, PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts,
     ToolSummary,
 };
+pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout, open_in_browser};
 pub use render::result_text;
 pub use rmcp::model::{CallToolResult, ContentBlock};

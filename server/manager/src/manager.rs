@@ -6,7 +6,7 @@
 //! connection belongs to a *generation* of its server; an event of an older generation (a late
 //! dial result, a stale process exit) never touches the current one (LIFE-7).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -22,9 +22,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::Error;
+use crate::auth;
 use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
 use crate::config::{self, ConfigProblem, ServerEntry, Source};
-use crate::connection::{self, Connection, Dialed};
+use crate::connection::{self, Connection, DialError, Dialed};
+use crate::login::{self, UrlOpener};
 use crate::names;
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
@@ -225,6 +227,8 @@ pub struct McpManager {
 struct SharedState {
     workdir: PathBuf,
     cache_path: PathBuf,
+    /// `~/.wave/mcp-credentials.json` (AUTH-3).
+    credentials_path: PathBuf,
     timeouts: Timeouts,
     reconnect: ReconnectPolicy,
     problems: Vec<ConfigProblem>,
@@ -244,11 +248,17 @@ struct State {
     destroyed: bool,
     version: u64,
     cache: CacheFile,
+    /// Canonical URLs with stored credentials, as last read from the credential file.
+    signed_in: HashSet<String>,
+    /// The sign-in running for a server; a newer one cancels it.
+    logins: HashMap<String, CancellationToken>,
 }
 
 struct Slot {
     entry: ServerEntry,
     fingerprint: Option<String>,
+    /// The credential-file key of a remote server: its canonical URL, variables expanded.
+    credential_key: Option<String>,
     status: Status,
     error: Option<String>,
     generation: u64,
@@ -293,6 +303,8 @@ impl McpManager {
         let loaded = config::load(&options.workdir, &home, &options.servers);
         let cache_path = cache::cache_path(&home);
         let cache = cache::read(&cache_path);
+        let credentials_path = auth::credentials_path(&home);
+        let signed_in = read_signed_in(&credentials_path);
         let slots = loaded
             .servers
             .into_iter()
@@ -303,6 +315,8 @@ impl McpManager {
             destroyed: false,
             version: 0,
             cache,
+            signed_in,
+            logins: HashMap::new(),
         };
         let first = state.snapshot();
         let (latest, _) = watch::channel(Arc::new(first));
@@ -311,6 +325,7 @@ impl McpManager {
             shared: Arc::new(SharedState {
                 workdir: options.workdir,
                 cache_path,
+                credentials_path,
                 timeouts: options.timeouts,
                 reconnect: options.reconnect,
                 problems: loaded.problems,
@@ -429,6 +444,110 @@ impl McpManager {
         };
         self.shared.finish_stopping(live, dial).await;
         Ok(())
+    }
+
+    /// Signs in to the remote server `name` (AUTH-2) and connects it. `open` shows the
+    /// authorization URL to the user; sign-in waits `timeout` for the browser's callback. A newer
+    /// `login` of the same server cancels this one ([`Error::SignInCancelled`]); so does dropping
+    /// the future. Any failure leaves the stored credentials as they were (AUTH-8).
+    pub async fn login(&self, name: &str, open: UrlOpener, timeout: Duration) -> Result<(), Error> {
+        let failed = |reason: String| Error::SignIn {
+            server: name.to_string(),
+            reason,
+        };
+        let (entry, cancel) = {
+            let mut state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            let index = state.index_of(name)?;
+            let entry = state.slots[index].entry.clone();
+            let cancel = self.shared.root.child_token();
+            if let Some(older) = state.logins.insert(name.to_string(), cancel.clone()) {
+                older.cancel();
+            }
+            (entry, cancel)
+        };
+        let _forget = LoginGuard {
+            shared: &self.shared,
+            name,
+            cancel: cancel.clone(),
+        };
+        let env = |var: &str| std::env::var(var).ok();
+        let transport = config::resolve(&entry, &self.shared.workdir, &env).map_err(failed)?;
+        let Some((url, oauth)) = transport.remote() else {
+            return Err(failed(
+                "it is a stdio server; sign-in is for remote (http, sse) servers".into(),
+            ));
+        };
+        let Some(oauth) = oauth else {
+            return Err(failed(
+                "its entry sets its own `Authorization` header, which is used instead of OAuth"
+                    .into(),
+            ));
+        };
+        let path = &self.shared.credentials_path;
+        tokio::select! {
+            _ = cancel.cancelled() => return Err(Error::SignInCancelled(name.to_string())),
+            result = login::sign_in(url, oauth, path, &open, timeout) => result.map_err(failed)?,
+        }
+        tracing::info!(server = %name, "signed in to MCP server");
+        self.refresh_signed_in();
+        // A live connection still runs without the new tokens: reconnect it.
+        let connected = {
+            let state = self.shared.lock();
+            let index = state.index_of(name)?;
+            state.slots[index].status == Status::Connected
+        };
+        if connected {
+            self.disconnect(name).await?;
+        }
+        self.connect(name).await
+    }
+
+    /// Disconnects `name` and deletes its stored credentials, revoking them first where the
+    /// authorization server offers revocation (AUTH-5).
+    pub async fn logout(&self, name: &str) -> Result<(), Error> {
+        let key = {
+            let mut state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            let index = state.index_of(name)?;
+            if let Some(running) = state.logins.remove(name) {
+                running.cancel();
+            }
+            state.slots[index].credential_key.clone()
+        };
+        self.disconnect(name).await?;
+        if let Some(key) = key {
+            let path = self.shared.credentials_path.clone();
+            let removed = {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || {
+                    auth::update(&path, |servers| servers.remove(&key))
+                })
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r)
+            };
+            let removed = removed.map_err(|reason| Error::Credentials { path, reason })?;
+            if let Some(record) = removed {
+                login::revoke(&record).await;
+            }
+        }
+        self.refresh_signed_in();
+        Ok(())
+    }
+
+    /// Rereads which servers have stored credentials and publishes the change.
+    fn refresh_signed_in(&self) {
+        let signed_in = read_signed_in(&self.shared.credentials_path);
+        let mut state = self.shared.lock();
+        if state.signed_in != signed_in {
+            state.signed_in = signed_in;
+            self.shared.publish(&mut state);
+        }
     }
 
     /// Tools of live connections, and of connections being re-established (TOOL-7), in config
@@ -710,9 +829,18 @@ impl Slot {
             Ok(_) => (Status::Disconnected, None),
             Err(e) => (Status::Error, Some(e.clone())),
         };
+        let credential_key = entry
+            .config
+            .as_ref()
+            .ok()
+            .filter(|c| c.transport_label() != "stdio")
+            .and_then(|c| c.url.as_deref())
+            .and_then(|url| config::expand(url, &|var| std::env::var(var).ok()).ok())
+            .and_then(|url| auth::canonical_url(&url).ok());
         Slot {
             entry,
             fingerprint,
+            credential_key,
             status,
             error,
             generation: 0,
@@ -752,7 +880,7 @@ impl Slot {
         (self.live.take(), dial)
     }
 
-    fn snapshot(&self, cache: &CacheFile) -> ServerSnapshot {
+    fn snapshot(&self, cache: &CacheFile, signed_in: &HashSet<String>) -> ServerSnapshot {
         let config = self.entry.config.as_ref().ok();
         let cached = match (&self.live, &self.retained, &self.fingerprint) {
             (None, None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
@@ -807,7 +935,10 @@ impl Slot {
             last_connected_at,
             instructions: current.and_then(|(_, _, text)| text.clone()),
             connection_id: self.live.as_ref().map(|_| self.generation),
-            signed_in: false,
+            signed_in: self
+                .credential_key
+                .as_ref()
+                .is_some_and(|key| signed_in.contains(key)),
         }
     }
 }
@@ -824,7 +955,11 @@ impl State {
         self.version += 1;
         Snapshot {
             version: self.version,
-            servers: self.slots.iter().map(|s| s.snapshot(&self.cache)).collect(),
+            servers: self
+                .slots
+                .iter()
+                .map(|s| s.snapshot(&self.cache, &self.signed_in))
+                .collect(),
         }
     }
 
@@ -997,17 +1132,23 @@ async fn dial_entry(
     entry: &ServerEntry,
     generation: u64,
     cancel: &CancellationToken,
-) -> Option<Result<Dialed, String>> {
+) -> Option<Result<Dialed, DialError>> {
     let tools_changed = tools_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
     let env = |var: &str| std::env::var(var).ok();
     let transport = match config::resolve(entry, &shared.workdir, &env) {
         Ok(transport) => transport,
-        Err(reason) => return Some(Err(reason)),
+        Err(reason) => return Some(Err(DialError::Failed(reason))),
     };
     let timeout = shared.timeouts_for(entry);
+    let dial = connection::dial(
+        transport,
+        tools_changed,
+        timeout,
+        &shared.credentials_path,
+    );
     tokio::select! {
         _ = cancel.cancelled() => None,
-        result = connection::dial(transport, tools_changed, timeout) => Some(result),
+        result = dial => Some(result),
     }
 }
 
@@ -1020,7 +1161,7 @@ async fn run_dial(
     match dial_entry(&shared, &entry, generation, &cancel).await {
         None => {}
         Some(Ok(dialed)) => install_connection(&shared, &entry.name, generation, dialed).await,
-        Some(Err(reason)) => fail(&shared, &entry.name, generation, reason),
+        Some(Err(error)) => fail(&shared, &entry.name, generation, error),
     }
 }
 
@@ -1045,18 +1186,29 @@ async fn run_reconnect(
             Some(Ok(dialed)) => {
                 return install_connection(&shared, &entry.name, generation, dialed).await;
             }
-            Some(Err(reason)) => last_reason = reason,
+            // A sign-in is needed: retrying cannot help (AUTH-1).
+            Some(Err(error @ DialError::NeedsAuth(_))) => {
+                return fail(&shared, &entry.name, generation, error);
+            }
+            Some(Err(DialError::Failed(reason))) => last_reason = reason,
         }
     }
     let reason = format!(
         "reconnect failed after {} attempts: {last_reason}",
         policy.attempts
     );
-    fail(&shared, &entry.name, generation, reason);
+    fail(&shared, &entry.name, generation, DialError::Failed(reason));
 }
 
-/// `error` with `reason`, if `generation` is still the slot's.
-fn fail(shared: &SharedState, name: &str, generation: u64, reason: String) {
+/// `error` (or `needs-auth`) with the reason, if `generation` is still the slot's.
+fn fail(shared: &SharedState, name: &str, generation: u64, error: DialError) {
+    let (status, reason) = match error {
+        DialError::NeedsAuth(reason) => (
+            Status::NeedsAuth,
+            format!("{reason}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"),
+        ),
+        DialError::Failed(reason) => (Status::Error, reason),
+    };
     tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
     let mut state = shared.lock();
     let Ok(index) = state.index_of(name) else {
@@ -1068,9 +1220,18 @@ fn fail(shared: &SharedState, name: &str, generation: u64, reason: String) {
     let slot = &mut state.slots[index];
     slot.dial = None;
     slot.retained = None;
-    slot.status = Status::Error;
+    slot.status = status;
     slot.error = Some(reason);
     shared.publish(&mut state);
+}
+
+/// The signed-in servers of the credential file; a file that cannot be read counts as none
+/// (a dial then reports it, naming the file).
+fn read_signed_in(path: &Path) -> HashSet<String> {
+    auth::signed_in_keys(path).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        HashSet::new()
+    })
 }
 
 async fn install_connection(
@@ -1132,6 +1293,22 @@ async fn install_connection(
     // Destroyed or superseded while dialing: close the result at once (LAZY-7, LIFE-7).
     tracing::debug!(server = %name, "closing a connection that arrived after its dial was abandoned");
     connection.close(shared.timeouts.shutdown_grace).await;
+}
+
+/// Forgets a finished sign-in, unless a newer one has replaced it.
+struct LoginGuard<'a> {
+    shared: &'a SharedState,
+    name: &'a str,
+    cancel: CancellationToken,
+}
+
+impl Drop for LoginGuard<'_> {
+    fn drop(&mut self) {
+        // Cancelled means replaced by a newer sign-in or removed by a logout: that entry stays.
+        if !self.cancel.is_cancelled() {
+            self.shared.lock().logins.remove(self.name);
+        }
+    }
 }
 
 /// How a live connection was lost without anyone asking.

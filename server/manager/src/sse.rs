@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use url::Url;
 
 use crate::connection::header_map;
+use crate::error::DialError;
 
 /// Server messages read ahead of the rmcp service.
 const INCOMING_BUFFER: usize = 64;
@@ -54,7 +55,7 @@ pub(crate) struct SseTransport {
 pub(crate) async fn connect_sse(
     url: &str,
     headers: &[(String, String)],
-) -> Result<SseTransport, String> {
+) -> Result<SseTransport, DialError> {
     let sse_url = Url::parse(url).map_err(|e| format!("invalid sse url: {e}"))?;
     let headers: HeaderMap = header_map(headers)?.into_iter().collect();
     let client = reqwest::Client::builder().build().map_err(|e| {
@@ -71,8 +72,11 @@ pub(crate) async fn connect_sse(
         .await
         .map_err(|e| format!("sse endpoint unreachable: {}", describe(&e.without_url())))?;
     let status = response.status();
+    if status == reqwest::StatusCode::UNAUTHORIZED {
+        return Err(DialError::NeedsAuth(format!("sse endpoint returned {status}")));
+    }
     if !status.is_success() {
-        return Err(format!("sse endpoint returned {status}"));
+        return Err(format!("sse endpoint returned {status}").into());
     }
     let content_type = response
         .headers()
@@ -81,7 +85,8 @@ pub(crate) async fn connect_sse(
     if let Some(content_type) = content_type.filter(|ct| !ct.starts_with(EVENT_STREAM)) {
         return Err(format!(
             "sse endpoint answered with content type \"{content_type}\", not {EVENT_STREAM}"
-        ));
+        )
+        .into());
     }
     let bytes = response
         .bytes_stream()
@@ -98,9 +103,14 @@ pub(crate) async fn connect_sse(
                 return Err(format!(
                     "sse stream failed before the endpoint event: {}",
                     describe(&e)
+                )
+                .into());
+            }
+            None => {
+                return Err(DialError::Failed(
+                    "sse stream ended before the endpoint event".into(),
                 ));
             }
-            None => return Err("sse stream ended before the endpoint event".into()),
         }
     };
     let (sender, incoming) = mpsc::channel(INCOMING_BUFFER);

@@ -26,7 +26,8 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
-    METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpServers, REQUEST_FAILED,
+    METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout,
+    McpServers, REQUEST_FAILED,
     ServerParams, ServersSnapshot, SessionCreate, SessionCreateParams, SessionCreated,
     SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionParams, SessionSend,
     SessionSendAccepted, SessionSendParams,
@@ -95,6 +96,8 @@ pub async fn run() -> Result<()> {
     .custom_method(McpConnect::METHOD, Backend::connect)
     .custom_method(McpDisconnect::METHOD, Backend::disconnect)
     .custom_method(McpDelete::METHOD, Backend::delete)
+    .custom_method(McpLogin::METHOD, Backend::login)
+    .custom_method(McpLogout::METHOD, Backend::logout)
     .custom_method(McpConfigPaths::METHOD, Backend::config_paths)
     .custom_method(SessionCreate::METHOD, Backend::session_create)
     .custom_method(SessionSend::METHOD, Backend::session_send)
@@ -242,6 +245,18 @@ impl Backend {
         let params: ServerParams = parse(params)?;
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.disconnect(&params.name).await)
+    }
+
+    async fn login(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
+        let params: ServerParams = parse(params)?;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.login(&params.name).await?)
+    }
+
+    async fn logout(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
+        let params: ServerParams = parse(params)?;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.logout(&params.name).await?)
     }
 
     async fn delete(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {

@@ -22,11 +22,13 @@ use tokio::task::JoinHandle;
 use tower_lsp_server::Client;
 use wave_mcp_agent::{Agent, AgentOptions, Message, ModelSettings, Role};
 use wave_mcp_manager::{
-    DEFAULT_SHUTDOWN_GRACE, Error as ManagerError, ManagerOptions, McpManager, Snapshot, config,
+    DEFAULT_SHUTDOWN_GRACE, Error as ManagerError, ManagerOptions, McpManager, Snapshot, UrlOpener,
+    config, login_timeout,
 };
 use wave_mcp_protocol::{
     ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
-    McpServersChanged, McpSource, ModelOptions, ServersSnapshot, SessionCreateParams,
+    McpOpenUrl, McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
+    SessionCreateParams,
     SessionCreated, SessionDestroyed, SessionMessage, SessionMessageParams, SessionSendAccepted,
     SessionTurnEnded, SessionTurnEndedParams,
 };
@@ -271,6 +273,58 @@ impl Session {
             ),
         }
         self.servers().await
+    }
+
+    /// Signs in to `name` (AUTH-2): the client is asked to open the authorization URL
+    /// (`wave/mcp/openUrl`); if it cannot, the sidecar opens it itself. Answers once signed in
+    /// and connected, or with the failure (AUTH-8).
+    pub async fn login(&self, name: &str) -> Result<ServersSnapshot, Failure> {
+        let client = self.publisher.client.clone();
+        let (session_id, server) = (self.id.clone(), name.to_string());
+        let open: UrlOpener = Arc::new(move |url: String| {
+            let client = client.clone();
+            let params = OpenUrlParams {
+                session_id: session_id.clone(),
+                name: server.clone(),
+                url,
+            };
+            Box::pin(async move {
+                match client.send_request::<McpOpenUrl>(params).await {
+                    Ok(result) => result.opened,
+                    Err(e) => {
+                        tracing::info!("the client did not open the sign-in URL: {}", e.message);
+                        false
+                    }
+                }
+            })
+        });
+        match self.manager.login(name, open, login_timeout()).await {
+            // A sign-in that worked but whose connect failed: the row's error (UI-12).
+            Ok(()) | Err(ManagerError::Connect { .. }) => Ok(self.servers().await),
+            Err(e @ ManagerError::UnknownServer(_)) => {
+                Err(Failure::new(ErrorKind::UnknownServer, e.to_string()))
+            }
+            Err(ManagerError::Destroyed) => Err(Failure::unknown_session(&self.id)),
+            Err(e @ ManagerError::SignInCancelled(_)) => {
+                Err(Failure::new(ErrorKind::SignInCancelled, e.to_string()))
+            }
+            Err(e) => Err(Failure::new(ErrorKind::SignInFailed, e.to_string())),
+        }
+    }
+
+    /// Signs out of `name` (AUTH-5) and answers with the snapshot.
+    pub async fn logout(&self, name: &str) -> Result<ServersSnapshot, Failure> {
+        match self.manager.logout(name).await {
+            Ok(()) => Ok(self.servers().await),
+            Err(e @ ManagerError::UnknownServer(_)) => {
+                Err(Failure::new(ErrorKind::UnknownServer, e.to_string()))
+            }
+            Err(ManagerError::Destroyed) => Err(Failure::unknown_session(&self.id)),
+            Err(ManagerError::Credentials { path, reason }) => {
+                Err(Failure::new(ErrorKind::Io, reason).with_path(&path))
+            }
+            Err(e) => Err(Failure::new(ErrorKind::Io, e.to_string())),
+        }
     }
 
     pub fn config_paths(&self) -> ConfigPaths {

@@ -1,0 +1,247 @@
+//! Sign-in credentials of remote servers (AUTH-3, AUTH-4, AUTH-6): the credential file
+//! `~/.wave/mcp-credentials.json`, rmcp's [`CredentialStore`] over one of its entries, and the
+//! authorized HTTP client a dial uses.
+//!
+//! The file maps a server's canonical URL to rmcp's [`StoredCredentials`] (client id, tokens,
+//! scopes) plus what a later dial needs without asking the authorization server anything: its
+//! metadata, the redirect URI the client was registered with, and a configured client secret.
+//! Every write is a read-merge-write under `mcp-credentials.json.lock`, replaced atomically,
+//! mode 0600 in a 0700 directory. Refreshes hold `mcp-credentials.json.refresh.lock` from reading
+//! the refresh token to saving the rotated one, so two processes never spend it twice.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, CredentialRefreshGuard,
+    CredentialStore, OAuthClientConfig, StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::OAuthSettings;
+use crate::files;
+
+/// A secret value (client secret, token): `Debug` and `Display` print `***` (AUTH-6).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl std::fmt::Display for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+const FORMAT_VERSION: u32 = 1;
+
+/// `~/.wave/mcp-credentials.json`.
+pub fn credentials_path(home: &Path) -> PathBuf {
+    home.join(".wave").join("mcp-credentials.json")
+}
+
+/// The key of a server in the credential file: its URL without fragment, scheme and host in
+/// lower case, default port dropped (the "canonical server URI" of the MCP authorization spec).
+pub fn canonical_url(url: &str) -> Result<String, String> {
+    let mut parsed = url::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+    parsed.set_fragment(None);
+    Ok(parsed.to_string())
+}
+
+/// One server's stored sign-in.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Record {
+    pub credentials: StoredCredentials,
+    /// The authorization server's metadata, so a dial or refresh needs no discovery (AUTH-3).
+    pub metadata: AuthorizationMetadata,
+    /// The redirect URI the client id was registered with; a later sign-in reuses both.
+    pub redirect_uri: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Record")
+            .field("credentials", &self.credentials)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Disk {
+    version: u32,
+    #[serde(default)]
+    servers: BTreeMap<String, Record>,
+}
+
+/// Every record of the file; a missing file has none. A file that cannot be read or parsed is
+/// an error naming it: it is never discarded or overwritten.
+pub(crate) fn read_all(path: &Path) -> Result<BTreeMap<String, Record>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let disk: Disk = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{} is not a valid credential file ({e}); fix or remove it and sign in again",
+            path.display()
+        )
+    })?;
+    if disk.version != FORMAT_VERSION {
+        return Err(format!(
+            "{} has format version {}, this wave-mcp reads version {FORMAT_VERSION}",
+            path.display(),
+            disk.version
+        ));
+    }
+    Ok(disk.servers)
+}
+
+/// The servers (canonical URLs) with stored credentials.
+pub(crate) fn signed_in_keys(path: &Path) -> Result<HashSet<String>, String> {
+    Ok(read_all(path)?.into_keys().collect())
+}
+
+pub(crate) fn load(path: &Path, key: &str) -> Result<Option<Record>, String> {
+    Ok(read_all(path)?.remove(key))
+}
+
+/// Read-merge-write of the file under its lock: only `key`'s record changes.
+pub(crate) fn update<T>(
+    path: &Path,
+    change: impl FnOnce(&mut BTreeMap<String, Record>) -> T,
+) -> Result<T, String> {
+    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    files::ensure_parent(path, true).map_err(io)?;
+    let _lock = files::lock(&files::sibling(path, ".lock")).map_err(io)?;
+    let mut servers = read_all(path)?;
+    let result = change(&mut servers);
+    let mut json = serde_json::to_vec_pretty(&Disk {
+        version: FORMAT_VERSION,
+        servers,
+    })
+    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    json.push(b'\n');
+    files::write_atomic(path, &json, true).map_err(io)?;
+    Ok(result)
+}
+
+/// Runs blocking file work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, AuthError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+        .map_err(AuthError::CredentialStoreError)
+}
+
+/// rmcp's view of one entry of the credential file.
+#[derive(Clone)]
+pub(crate) struct FileStore {
+    pub path: Arc<PathBuf>,
+    pub key: Arc<str>,
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let (path, key) = (self.path.clone(), self.key.clone());
+        let record = blocking(move || load(&path, &key)).await?;
+        Ok(record.map(|r| r.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let (path, key) = (self.path.clone(), self.key.clone());
+        blocking(move || {
+            update(&path, |servers| match servers.get_mut(&*key) {
+                Some(record) => {
+                    record.credentials = credentials;
+                    Ok(())
+                }
+                // Signed out meanwhile (another process): do not bring the entry back.
+                None => Err(format!("the sign-in for {key} was removed")),
+            })?
+        })
+        .await
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let (path, key) = (self.path.clone(), self.key.clone());
+        blocking(move || update(&path, |servers| drop(servers.remove(&*key)))).await
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let path = self.path.clone();
+        let lock = blocking(move || {
+            let lock_path = files::sibling(&path, ".refresh.lock");
+            files::ensure_parent(&path, true)
+                .and_then(|()| files::lock(&lock_path))
+                .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))
+        })
+        .await?;
+        Ok(Some(CredentialRefreshGuard::new(lock)))
+    }
+}
+
+/// The HTTP client a dial of `url` uses: with stored credentials, rmcp's [`AuthClient`], which
+/// sends the access token, refreshes it once when it has expired or is rejected (under the
+/// refresh lock) and stores the rotated tokens. `None` when nothing is stored: the dial goes
+/// out without a token and a 401 makes the server `needs-auth`. Building it sends nothing.
+pub(crate) async fn authorized_client(
+    path: &Path,
+    url: &str,
+    settings: &OAuthSettings,
+) -> Result<Option<AuthClient<reqwest::Client>>, String> {
+    let key = canonical_url(url)?;
+    let record = {
+        let (path, key) = (path.to_path_buf(), key.clone());
+        tokio::task::spawn_blocking(move || load(&path, &key))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("sign-in: {e}"))?;
+    manager.set_metadata(record.metadata.clone());
+    manager.set_credential_store(FileStore {
+        path: Arc::new(path.to_path_buf()),
+        key: key.into(),
+    });
+    let mut client = OAuthClientConfig::new(&record.credentials.client_id, &record.redirect_uri);
+    let secret = settings
+        .client_secret
+        .as_ref()
+        .map(|s| s.expose().to_string())
+        .or(record.client_secret.clone());
+    if let Some(secret) = secret {
+        client = client.with_client_secret(secret);
+    }
+    manager
+        .configure_client(client)
+        .map_err(|e| format!("sign-in: {e}"))?;
+    Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
+}

@@ -1,0 +1,449 @@
+//! Sign-in to a remote server (AUTH-2, AUTH-8): the OAuth 2.1 authorization-code flow with PKCE
+//! on rmcp's `auth` module (discovery, registration, PKCE, token exchange), plus what rmcp
+//! leaves to the host: the loopback callback server, the browser opener, and storing the result.
+//!
+//! The flow keeps its tokens in memory until it has succeeded; only then is one entry of the
+//! credential file written, so every failure leaves stored credentials as they were.
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, InMemoryCredentialStore,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::auth::{self, Record};
+use crate::config::OAuthSettings;
+
+/// How long sign-in waits for the browser's callback by default (AUTH-8).
+pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long sign-in waits for the browser: `WAVE_LOGIN_TIMEOUT_SECS`, else 5 minutes.
+pub fn login_timeout() -> Duration {
+    std::env::var("WAVE_LOGIN_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_LOGIN_TIMEOUT)
+}
+
+/// The client name sent with dynamic client registration.
+const CLIENT_NAME: &str = "wave-mcp";
+/// Most bytes read of one callback request.
+const MAX_REQUEST: usize = 16 * 1024;
+/// Time one connection to the callback server gets to send its request line.
+const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Shows the authorization URL to the user (printed by the CLI, a notification in the IDE) and
+/// opens it if it can; resolves to whether it was opened. When it was not, sign-in opens it
+/// with `$BROWSER` or the platform's opener.
+pub type UrlOpener = Arc<dyn Fn(String) -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// Runs the whole flow for the server at `url` and stores the credentials in `path`.
+pub(crate) async fn sign_in(
+    url: &str,
+    settings: &OAuthSettings,
+    path: &Path,
+    open: &UrlOpener,
+    timeout: Duration,
+) -> Result<(), String> {
+    let key = auth::canonical_url(url)?;
+    let previous = {
+        let (path, key) = (path.to_path_buf(), key.clone());
+        tokio::task::spawn_blocking(move || auth::load(&path, &key))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    let mut manager = AuthorizationManager::new(url).await.map_err(describe)?;
+    let tokens = InMemoryCredentialStore::new();
+    manager.set_credential_store(tokens.clone());
+
+    let challenge = challenge_of(url).await;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(describe)?;
+    if !resolution.source.is_discovered() {
+        return Err("the server publishes no OAuth metadata (neither protected-resource metadata, RFC 9728, nor authorization-server metadata, RFC 8414)".into());
+    }
+    let metadata = resolution.metadata;
+    check_metadata(&metadata)?;
+    manager.set_metadata(metadata.clone());
+
+    // A client registered by an earlier sign-in is reused with its redirect URI (AUTH-3).
+    let reuse = match (&settings.client_id, &previous) {
+        (None, Some(record)) => Some(record),
+        _ => None,
+    };
+    let wanted_port = reuse
+        .and_then(|r| url::Url::parse(&r.redirect_uri).ok()?.port())
+        .or(settings.callback_port);
+    let listener = bind_callback(wanted_port, settings.callback_port.is_some()).await?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("loopback callback: {e}"))?
+        .port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+    let mut request = AuthorizationRequest::new(&redirect_uri)
+        .with_client_name(CLIENT_NAME)
+        .with_initial_scope_selection();
+    if let Some(challenge) = &challenge {
+        request = request.with_challenge(challenge);
+    }
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.iter().cloned());
+    }
+    let client_id = settings.client_id.clone().or_else(|| {
+        reuse
+            .filter(|r| r.redirect_uri == redirect_uri)
+            .map(|r| r.credentials.client_id.clone())
+    });
+    if let Some(client_id) = &client_id {
+        request = request.with_preregistered_client(client_id);
+        if let Some(secret) = &settings.client_secret {
+            request = request.with_client_secret(secret.expose());
+        }
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| describe(e))?;
+    let auth_url = session.get_authorization_url().to_string();
+    let state = url::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or("the authorization URL has no `state`")?;
+
+    if !open(auth_url.clone()).await {
+        open_in_browser(&auth_url);
+    }
+    let code = tokio::time::timeout(timeout, wait_for_code(&listener, &state))
+        .await
+        .map_err(|_| {
+            format!(
+                "no answer from the browser within {} s; sign-in abandoned",
+                timeout.as_secs()
+            )
+        })??;
+    drop(listener);
+    session
+        .handle_callback(code.expose(), &state)
+        .await
+        .map_err(describe)?;
+    let credentials = tokens
+        .load()
+        .await
+        .map_err(describe)?
+        .ok_or("the token endpoint returned no tokens")?;
+    let record = Record {
+        credentials,
+        metadata,
+        redirect_uri,
+        client_secret: None,
+    };
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        auth::update(&path, |servers| drop(servers.insert(key, record)))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// The `WWW-Authenticate` header of the server's answer to an unauthenticated `initialize`, if
+/// it is a 401: it names the protected-resource metadata and the scopes (RFC 9728 §5.1).
+async fn challenge_of(url: &str) -> Option<String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION") }
+        }
+    });
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()
+        .map(str::to_string)
+}
+
+/// What the MCP authorization spec requires of the authorization server before a browser opens:
+/// PKCE with S256 and no plain-`http:` endpoint off the loopback interface (AUTH-8).
+fn check_metadata(metadata: &AuthorizationMetadata) -> Result<(), String> {
+    let s256 = metadata
+        .code_challenge_methods_supported
+        .as_ref()
+        .is_some_and(|methods| methods.iter().any(|m| m == "S256"));
+    if !s256 {
+        return Err("the authorization server does not offer PKCE with S256 (code_challenge_methods_supported), which MCP sign-in requires".into());
+    }
+    let endpoints = [
+        Some(&metadata.authorization_endpoint),
+        Some(&metadata.token_endpoint),
+        metadata.registration_endpoint.as_ref(),
+        metadata.issuer.as_ref(),
+    ];
+    for endpoint in endpoints.into_iter().flatten() {
+        let parsed = url::Url::parse(endpoint)
+            .map_err(|e| format!("the authorization server names `{endpoint}`: {e}"))?;
+        if parsed.scheme() == "https" || (parsed.scheme() == "http" && is_loopback(&parsed)) {
+            continue;
+        }
+        return Err(format!(
+            "the authorization server uses `{endpoint}`: only https, or http on the loopback interface, may carry credentials"
+        ));
+    }
+    Ok(())
+}
+
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(host)) => host.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
+        None => false,
+    }
+}
+
+/// Binds the callback server on 127.0.0.1. A port that is only a preference (the one an earlier
+/// registration used) falls back to a free one; a configured `callbackPort` must be had.
+async fn bind_callback(port: Option<u16>, required: bool) -> Result<TcpListener, String> {
+    if let Some(port) = port {
+        match TcpListener::bind(("127.0.0.1", port)).await {
+            Ok(listener) => return Ok(listener),
+            Err(e) if required => {
+                return Err(format!(
+                    "cannot listen on 127.0.0.1:{port} (oauth.callbackPort) for the sign-in callback: {e}"
+                ));
+            }
+            Err(_) => {}
+        }
+    }
+    TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1 for the sign-in callback: {e}"))
+}
+
+/// Serves the loopback redirect until `/callback` arrives. Other requests (a favicon, a probe,
+/// bytes that are not HTTP) get an error page and are otherwise ignored; a callback with
+/// `error`, a wrong `state` or no `code` ends the sign-in with that cause.
+async fn wait_for_code(listener: &TcpListener, state: &str) -> Result<auth::Secret, String> {
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let target = match tokio::time::timeout(REQUEST_READ_TIMEOUT, request_target(&mut stream))
+            .await
+        {
+            Ok(Some(target)) => target,
+            _ => {
+                respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
+                continue;
+            }
+        };
+        let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
+            respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
+            continue;
+        };
+        if url.path() != "/callback" {
+            respond(&mut stream, "404 Not Found", "Not a sign-in callback.").await;
+            continue;
+        }
+        let param = |name: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        let outcome = match (param("error"), param("state"), param("code")) {
+            (Some(error), _, _) => {
+                let detail = param("error_description")
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default();
+                Err(format!(
+                    "the authorization server refused the sign-in ({error}{detail})"
+                ))
+            }
+            (None, got, _) if got.as_deref() != Some(state) => Err(
+                "the browser's callback carried a wrong `state` (a possible forged request); sign-in aborted"
+                    .to_string(),
+            ),
+            (None, _, None) => Err("the browser's callback carried no authorization code".into()),
+            (None, _, Some(code)) => Ok(auth::Secret::new(code)),
+        };
+        match &outcome {
+            Ok(_) => {
+                respond(
+                    &mut stream,
+                    "200 OK",
+                    "Signed in. You can close this tab and return to your editor.",
+                )
+                .await
+            }
+            Err(reason) => respond(&mut stream, "400 Bad Request", reason).await,
+        }
+        return outcome;
+    }
+}
+
+/// The request target of an HTTP `GET`, read up to the end of the request line.
+async fn request_target(stream: &mut TcpStream) -> Option<String> {
+    let mut buffer = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    while !buffer.windows(2).any(|w| w == b"\r\n") {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 || buffer.len() + n > MAX_REQUEST {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    let line = std::str::from_utf8(&buffer).ok()?.lines().next()?;
+    let mut parts = line.split(' ');
+    let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
+    (method == "GET" && target.starts_with('/') && version.starts_with("HTTP/"))
+        .then(|| target.to_string())
+}
+
+async fn respond(stream: &mut TcpStream, status: &str, message: &str) {
+    let body = format!(
+        "<!doctype html><meta charset=utf-8><title>wave-mcp sign-in</title><p>{}</p>\n",
+        message
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    );
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Opens `url` with the command in `$BROWSER` (the URL is its argument), else the platform's
+/// opener. The opener is reaped in the background; a browser it starts is the user's.
+pub fn open_in_browser(url: &str) {
+    let browser = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
+    let mut command = match browser {
+        Some(browser) => {
+            // `$BROWSER` may be a list (`a:b`, as xdg-open reads it): the first is used.
+            let first = browser.split(':').next().unwrap_or(&browser).to_string();
+            tokio::process::Command::new(first)
+        }
+        None if cfg!(target_os = "macos") => tokio::process::Command::new("open"),
+        None if cfg!(windows) => {
+            let mut c = tokio::process::Command::new("cmd");
+            c.args(["/C", "start", ""]);
+            c
+        }
+        None => tokio::process::Command::new("xdg-open"),
+    };
+    command
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    match command.spawn() {
+        Ok(mut child) => {
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+        Err(e) => tracing::warn!("could not start a browser for the sign-in URL: {e}"),
+    }
+}
+
+/// Revokes a signed-out server's tokens at the authorization server's `revocation_endpoint`
+/// (RFC 7009), refresh token first, where the metadata names one. Best effort: the credentials
+/// are already deleted, and a failure is only logged.
+pub(crate) async fn revoke(record: &Record) {
+    let Some(endpoint) = record
+        .metadata
+        .additional_fields
+        .get("revocation_endpoint")
+        .and_then(|v| v.as_str())
+    else {
+        return;
+    };
+    let Ok(endpoint_url) = url::Url::parse(endpoint) else {
+        return;
+    };
+    if endpoint_url.scheme() != "https" && !is_loopback(&endpoint_url) {
+        return;
+    }
+    let tokens = serde_json::to_value(&record.credentials.token_response).unwrap_or_default();
+    for (field, hint) in [("refresh_token", "refresh_token"), ("access_token", "access_token")] {
+        let Some(token) = tokens.get(field).and_then(|t| t.as_str()) else {
+            continue;
+        };
+        let body = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.append_pair("token", token)
+                .append_pair("token_type_hint", hint)
+                .append_pair("client_id", &record.credentials.client_id);
+            if let Some(secret) = &record.client_secret {
+                form.append_pair("client_secret", secret);
+            }
+            form.finish()
+        };
+        let sent = reqwest::Client::new()
+            .post(endpoint_url.clone())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await;
+        match sent {
+            Ok(response) if response.status().is_success() => {}
+            Ok(response) => tracing::warn!("token revocation answered {}", response.status()),
+            Err(e) => tracing::warn!("token revocation failed: {}", e.without_url()),
+        }
+    }
+}
+
+/// rmcp's errors as one line; they never carry token values.
+fn describe(error: AuthError) -> String {
+    match error {
+        AuthError::PkceUnsupported => {
+            "the authorization server does not offer PKCE with S256, which MCP sign-in requires"
+                .into()
+        }
+        AuthError::RegistrationFailed(reason) => format!(
+            "client registration failed ({reason}); set `oauth.clientId` in the entry to use a pre-registered client"
+        ),
+        AuthError::TokenExchangeFailed(reason) => {
+            format!("the token endpoint refused the authorization code: {reason}")
+        }
+        other => lowercase_first(&other.to_string()),
+    }
+}
+
+/// `OAuth token exchange failed` → `oAuth...` would be wrong: acronyms keep their case.
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    let acronym = text.chars().nth(1).is_some_and(char::is_uppercase);
+    match chars.next() {
+        Some(first) if !acronym => first.to_lowercase().chain(chars).collect(),
+        _ => text.to_string(),
+    }
+}
