@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { ChatStore } from "./chatStore";
 import { DEFAULT_SESSION_ID, Methods, type Requests } from "./protocol.generated";
 import { API_KEY_SECRET, FORWARDED, Sidecar, type RequestMethod } from "./sidecar";
+import { answerOpenUrl, PendingLogins } from "./signIn";
 import { pageHtml, WebviewHost, webviewOptions } from "./webviewHost";
 import { langFromLocale } from "../webview/src/i18n";
 
@@ -21,6 +22,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   let settings: { panel: vscode.WebviewPanel; host: WebviewHost } | undefined;
   let chatView: { view: vscode.WebviewView; host: WebviewHost; ready: boolean } | undefined;
+
+  // AUTH-9: running sign-ins, so that the page's Cancel can cancel the request ($/cancelRequest).
+  const logins = new PendingLogins(() => new vscode.CancellationTokenSource());
+  context.subscriptions.push({ dispose: () => logins.cancelAll() });
+
+  // AUTH-2: the sidecar asks us to open the authorization URL: shown in a notification (with
+  // Copy URL) and opened with openExternal, which works in remote set-ups too.
+  side.handle(Methods.mcpOpenUrl, (params) => {
+    output.appendLine(`sign-in of ${params.name}: opening the authorization page`);
+    return answerOpenUrl(params, {
+      zh,
+      // The URL as a string: VS Code's openExternal then opens it verbatim (a Uri would be
+      // re-encoded on the way, and the authorization URL carries an encoded redirect_uri).
+      openExternal: (url) => Promise.resolve(vscode.env.openExternal(url as unknown as vscode.Uri)),
+      showInformation: (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
+      copy: (text) => vscode.env.clipboard.writeText(text),
+    });
+  });
 
   const forward = (method: string, params: unknown) => {
     if (!FORWARDED.has(method)) throw new Error(`unknown request ${method}`);
@@ -80,6 +99,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         case "host/openSettings":
           openSettings();
           return null;
+        case Methods.mcpLogin: {
+          // AUTH-9: the login runs until signed in; the page's Cancel cancels its token.
+          const p = params as Requests["wave/mcp/login"]["params"];
+          return logins.run(p.sessionId, p.name, (token) => side.request(Methods.mcpLogin, p, token));
+        }
+        case "host/cancelLogin": {
+          const { name, sessionId } = params as { name: string; sessionId?: string };
+          logins.cancel(sessionId, name);
+          return null;
+        }
         default:
           return forward(method, params);
       }

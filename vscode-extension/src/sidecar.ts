@@ -3,7 +3,13 @@
 
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from "vscode-languageclient/node";
+import {
+  type CancellationToken,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+} from "vscode-languageclient/node";
 import {
   type InitializationOptions,
   Methods,
@@ -24,8 +30,13 @@ export const FORWARDED: ReadonlySet<string> = new Set<ForwardedMethod>([
   Methods.mcpDisconnect,
   Methods.mcpDelete,
   Methods.mcpConfigPaths,
+  Methods.mcpLogin,
+  Methods.mcpLogout,
   Methods.sessionSend,
 ]);
+
+/** Requests the sidecar sends to the client (answered by the extension). */
+export type ClientRequestMethod = typeof Methods.mcpOpenUrl;
 
 export const API_KEY_SECRET = "wave.model.apiKey";
 
@@ -33,6 +44,7 @@ export class Sidecar implements vscode.Disposable {
   private client?: LanguageClient;
   private starting?: Promise<void>;
   private readonly listeners = new Map<string, Set<(params: unknown) => void>>();
+  private readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
   private readonly restarted = new vscode.EventEmitter<void>();
   readonly onRestarted = this.restarted.event;
   choice?: SidecarChoice;
@@ -92,6 +104,8 @@ export class Sidecar implements vscode.Disposable {
     const client = new LanguageClient("wave", "Wave", serverOptions, clientOptions);
     this.client = client;
     for (const method of NOTIFICATIONS) client.onNotification(method, (params: unknown) => this.emit(method, params));
+    // Requests of the sidecar (wave/mcp/openUrl): registered on every new client.
+    for (const [method, handler] of this.requestHandlers) client.onRequest(method, (params: unknown) => handler(params));
     // Every (re)start — ours, or the client's own after a crash — is a new sidecar process whose
     // snapshot versions start again from 1: pages must reload instead of dropping them as stale.
     client.onDidChangeState((e) => {
@@ -105,10 +119,23 @@ export class Sidecar implements vscode.Disposable {
     }
   }
 
-  async request<M extends RequestMethod>(method: M, params: Requests[M]["params"]): Promise<Requests[M]["result"]> {
+  /** A request to the sidecar; with `token`, cancelling it sends `$/cancelRequest` (sign-in's Cancel). */
+  async request<M extends RequestMethod>(
+    method: M,
+    params: Requests[M]["params"],
+    token?: CancellationToken,
+  ): Promise<Requests[M]["result"]> {
     await this.starting?.catch(() => undefined);
     if (!this.client) throw new Error("the Wave sidecar is not running (see the Wave output channel)");
-    return this.client.sendRequest(method, params);
+    return token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
+  }
+
+  /** Answers a request of the sidecar (set before `start`; kept across restarts). */
+  handle<M extends ClientRequestMethod>(
+    method: M,
+    handler: (params: Requests[M]["params"]) => Promise<Requests[M]["result"]>,
+  ): void {
+    this.requestHandlers.set(method, handler as (params: unknown) => Promise<unknown>);
   }
 
   on<M extends NotificationMethod>(method: M, listener: (params: Notifications[M]) => void): vscode.Disposable {

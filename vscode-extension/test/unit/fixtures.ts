@@ -13,6 +13,7 @@ export function server(name: string, over: Partial<McpServerView> = {}): McpServ
     toolsFromCache: false,
     configPath: "/work/proj/.mcp.json",
     readOnly: false,
+    signedIn: false,
     ...over,
   };
 }

@@ -3,6 +3,12 @@ import {
   addPrompt,
   applySnapshot,
   askDelete,
+  authReason,
+  endLogin,
+  isCurrentLogin,
+  loginFailure,
+  startLogin,
+  STATUS_TEXT,
   cancelDelete,
   configFileOf,
   confirmText,
@@ -25,6 +31,8 @@ import {
   visibleTabs,
 } from "../../webview/src/settingsState";
 import { paths, server, snap } from "./fixtures";
+import type { McpServerView } from "../../src/protocol.generated";
+import { t } from "../../webview/src/i18n";
 
 describe("snapshot ordering (UI-11, UI-5)", () => {
   it("takes the first snapshot and every newer one", () => {
@@ -292,6 +300,102 @@ describe("delete confirmation (DEL-1..3)", () => {
     s = startAction(s, "alpha", "deleting");
     s = endAction(s, "alpha", { snapshot: snap(5, [server("beta")]) });
     expect(s.snapshot?.servers.map((x) => x.name)).toEqual(["beta"]);
+    expect(s.pending).toEqual({});
+  });
+});
+
+describe("sign-in rows (AUTH-1, AUTH-5, AUTH-9, UI-12)", () => {
+  const remote = (over: Partial<McpServerView> = {}) =>
+    server("remote", { transport: "http", command: undefined, args: [], url: "http://localhost:1/mcp", ...over });
+
+  it("AUTH-1, AUTH-9: a needs-auth row offers Sign in, shows its status and reason", () => {
+    const row = remote({ status: "needs-auth", error: "the server answered 401 Unauthorized; sign in with ..." });
+    const b = rowButtons(row, undefined);
+    expect(b.primary).toEqual({ label: "signIn", action: "login", disabled: false });
+    expect(b.cancelLogin).toBe(false);
+    expect(b.logout).toBeNull();
+    expect(STATUS_TEXT["needs-auth"]).toBe("statusNeedsAuth");
+    expect(t("en", "statusNeedsAuth")).toBe("Sign-in required");
+    expect(t("zh", "statusNeedsAuth")).toBe("需要登录");
+    expect(authReason(row)).toMatch(/401/);
+    // The reason is only the needs-auth text; an error row shows its error the usual way (UI-3).
+    expect(authReason(remote({ status: "error", error: "boom" }))).toBeUndefined();
+  });
+
+  it("AUTH-9: while sign-in runs: Waiting for browser... (disabled) and Cancel; Edit and Delete disabled", () => {
+    let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
+    const { state, attempt } = startLogin(s, "remote");
+    s = state;
+    expect(attempt).toBe(1);
+    expect(s.pending.remote).toBe("signingIn");
+    const b = rowButtons(s.snapshot!.servers[0], s.pending.remote);
+    expect(b.primary).toEqual({ label: "waitingForBrowser", action: "login", disabled: true });
+    expect(t("en", b.primary.label)).toBe("Waiting for browser...");
+    expect(t("zh", b.primary.label)).toBe("等待浏览器...");
+    expect(b.cancelLogin).toBe(true);
+    expect(b.busy).toBe(true);
+    expect(b.logout).toBeNull();
+  });
+
+  it("AUTH-9, AUTH-5: a signed-in row offers Sign out beside Disconnect; Signing out... while it runs", () => {
+    const row = remote({ status: "connected", signedIn: true, toolCount: 3 });
+    const b = rowButtons(row, undefined);
+    expect(b.primary.label).toBe("disconnect");
+    expect(b.logout).toEqual({ label: "signOut", disabled: false });
+    expect(rowButtons(row, "signingOut").logout).toEqual({ label: "signingOutEllipsis", disabled: true });
+    // Credentials stored but rejected (a failed refresh, AUTH-4): Sign in again, or Sign out.
+    const stale = rowButtons(remote({ status: "needs-auth", signedIn: true }), undefined);
+    expect(stale.primary.action).toBe("login");
+    expect(stale.logout?.label).toBe("signOut");
+    // Not signed in: no Sign out.
+    expect(rowButtons(remote({ status: "connected" }), undefined).logout).toBeNull();
+  });
+
+  it("a sign-in reply ends the attempt and shows the row connected and signed in", () => {
+    let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
+    const started = startLogin(s, "remote");
+    s = endLogin(started.state, "remote", started.attempt, { snapshot: snap(4, [remote({ status: "connected", signedIn: true })]) });
+    expect(s.pending).toEqual({});
+    expect(s.loginAttempts).toEqual({});
+    expect(s.snapshot?.servers[0]).toMatchObject({ status: "connected", signedIn: true });
+  });
+
+  it("AUTH-9: Cancel ends the attempt at once; its late cancelled reply cannot end a newer attempt", () => {
+    let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
+    const first = startLogin(s, "remote");
+    s = endLogin(first.state, "remote", first.attempt, {}); // the user's Cancel
+    expect(s.pending).toEqual({});
+    expect(rowButtons(s.snapshot!.servers[0], s.pending.remote).primary.label).toBe("signIn");
+    const second = startLogin(s, "remote");
+    expect(second.attempt).toBe(2);
+    s = second.state;
+    // The first attempt's error (RequestCancelled) arrives now: the second still runs.
+    s = endLogin(s, "remote", first.attempt, {});
+    expect(s.pending.remote).toBe("signingIn");
+    expect(isCurrentLogin(s, "remote", second.attempt)).toBe(true);
+    expect(isCurrentLogin(s, "remote", first.attempt)).toBe(false);
+  });
+
+  it("UI-12: a cancelled sign-in is quiet; any other failure is reported", () => {
+    expect(loginFailure({ code: -32800 })).toBe("cancelled");
+    expect(loginFailure({ code: -32803, data: { kind: "signInCancelled" } })).toBe("cancelled");
+    expect(loginFailure({ code: -32803, data: { kind: "signInFailed" } })).toBe("failed");
+    expect(loginFailure({ code: -32803, data: { kind: "unknownServer" } })).toBe("failed");
+    expect(loginFailure({})).toBe("failed");
+    expect(loginFailure(undefined)).toBe("failed");
+    let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
+    const started = startLogin(s, "remote");
+    s = endLogin(started.state, "remote", started.attempt, { error: "Could not sign in" });
+    expect(s.rowErrors.remote).toBe("Could not sign in");
+    expect(t("en", "signInFailed", { name: "remote", reason: "no callback" })).toBe('Could not sign in to "remote": no callback');
+    expect(t("zh", "signInFailed", { name: "remote", reason: "x" })).toBe("无法登录“remote”：x");
+  });
+
+  it("a server that left the list takes its sign-in attempt with it", () => {
+    let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
+    s = startLogin(s, "remote").state;
+    s = applySnapshot(s, snap(2, []));
+    expect(s.loginAttempts).toEqual({});
     expect(s.pending).toEqual({});
   });
 });

@@ -15,6 +15,8 @@ export type ForwardedMethod =
   | "wave/mcp/disconnect"
   | "wave/mcp/delete"
   | "wave/mcp/configPaths"
+  | "wave/mcp/login"
+  | "wave/mcp/logout"
   | "wave/session/send";
 
 export type HostRequests = Pick<Requests, ForwardedMethod> & {
@@ -29,6 +31,12 @@ export type HostRequests = Pick<Requests, ForwardedMethod> & {
   "host/openSettings": { params: Record<string, never>; result: null };
   /** A host notification (never a chat message, UI-12). */
   "host/notify": { params: { level: "info" | "warning" | "error"; message: string }; result: null };
+  /**
+   * Cancel the running `wave/mcp/login` of this server (AUTH-9, the row's Cancel): the host
+   * sends LSP `$/cancelRequest` for it; that login then fails with -32800 (RequestCancelled),
+   * quietly. Nothing running: nothing happens.
+   */
+  "host/cancelLogin": { params: { name: string; sessionId?: string }; result: null };
   /** The chat so far and the pending prefill, for a chat page that (re)loads. */
   "host/chatState": { params: Record<string, never>; result: ChatHostState };
 };

@@ -9,6 +9,11 @@ import { t, type Lang } from "./i18n";
 import {
   applySnapshot,
   askDelete,
+  authReason,
+  endLogin,
+  isCurrentLogin,
+  loginFailure,
+  startLogin,
   cancelDelete,
   confirmText,
   currentTab,
@@ -109,6 +114,66 @@ export class SettingsPage {
         .then((s) => this.set(applySnapshot(this.state, s)))
         .catch(() => undefined);
     }
+  }
+
+  /**
+   * AUTH-2, AUTH-9: sign in. The host forwards `wave/mcp/login`; the sidecar asks the host to
+   * open the authorization URL (`wave/mcp/openUrl`) and answers once signed in and connected.
+   * Meanwhile the row reads "Waiting for browser..." with Cancel.
+   */
+  private async login(server: McpServerView): Promise<void> {
+    const name = server.name;
+    const sessionId = this.state.sessionId;
+    const started = startLogin(this.state, name);
+    this.set(started.state);
+    try {
+      const snapshot = await this.bridge.request("wave/mcp/login", { name, sessionId });
+      this.set(endLogin(this.state, name, started.attempt, { snapshot }));
+    } catch (e) {
+      const current = isCurrentLogin(this.state, name, started.attempt);
+      if (loginFailure(e as HostError) === "cancelled" || !current) {
+        // Cancelled (by the user's Cancel or a newer Sign in): quiet, no notification.
+        this.set(endLogin(this.state, name, started.attempt, {}));
+      } else {
+        // UI-12, AUTH-8: the sidecar's message names the server and the cause.
+        const message = t(this.lang, "signInFailed", { name, reason: errorText(e) });
+        this.set(endLogin(this.state, name, started.attempt, { error: message }));
+        void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+      }
+      this.refresh();
+    }
+  }
+
+  /** AUTH-9: Cancel while waiting for the browser: the row is back at once; the host cancels. */
+  private cancelLogin(server: McpServerView): void {
+    const name = server.name;
+    const attempt = this.state.loginAttempts[name];
+    if (attempt === undefined) return;
+    this.set(endLogin(this.state, name, attempt, {}));
+    void this.bridge.request("host/cancelLogin", { name, sessionId: this.state.sessionId }).catch(() => undefined);
+  }
+
+  /** AUTH-5: sign out (disconnects and forgets the stored credentials). */
+  private async logout(server: McpServerView): Promise<void> {
+    const name = server.name;
+    this.set(startAction(this.state, name, "signingOut"));
+    try {
+      const snapshot = await this.bridge.request("wave/mcp/logout", { name, sessionId: this.state.sessionId });
+      this.set(endAction(this.state, name, { snapshot }));
+    } catch (e) {
+      const message = t(this.lang, "signOutFailed", { name, reason: errorText(e) });
+      this.set(endAction(this.state, name, { error: message }));
+      void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+      this.refresh();
+    }
+  }
+
+  /** UI-4: never leave a row stuck; fetch the latest list. */
+  private refresh(): void {
+    void this.bridge
+      .request("wave/mcp/servers", { sessionId: this.state.sessionId })
+      .then((s) => this.set(applySnapshot(this.state, s)))
+      .catch(() => undefined);
   }
 
   private async confirmDelete(): Promise<void> {
@@ -295,10 +360,39 @@ export class SettingsPage {
           "data-action": buttons.primary.action,
           "data-key": `primary-${server.name}`,
           disabled: buttons.primary.disabled || busy,
-          onclick: () => void this.connectOrDisconnect(server, buttons.primary.action),
+          onclick: () => {
+            const action = buttons.primary.action;
+            if (action === "login") void this.login(server);
+            else void this.connectOrDisconnect(server, action);
+          },
         },
         pending === "deleting" ? L("deletingEllipsis") : L(buttons.primary.label),
       ),
+      buttons.cancelLogin
+        ? h(
+            "button",
+            {
+              class: "secondary cancel-login",
+              "data-action": "cancel-login",
+              "data-key": `cancel-login-${server.name}`,
+              onclick: () => this.cancelLogin(server),
+            },
+            L("cancelSignIn"),
+          )
+        : null,
+      buttons.logout
+        ? h(
+            "button",
+            {
+              class: "secondary",
+              "data-action": "logout",
+              "data-key": `logout-${server.name}`,
+              disabled: buttons.logout.disabled || busy,
+              onclick: () => void this.logout(server),
+            },
+            L(buttons.logout.label),
+          )
+        : null,
       buttons.edit
         ? h(
             "button",
@@ -346,6 +440,7 @@ export class SettingsPage {
             h("span", { class: "dot", "aria-hidden": "true" }),
             L(STATUS_TEXT[server.status]),
           ),
+          server.signedIn ? h("span", { class: "badge signed-in" }, L("signedIn")) : null,
         ),
         h("div", { class: "endpoint", title: endpointText(server) }, endpointText(server)),
         h(
@@ -357,6 +452,8 @@ export class SettingsPage {
             : null,
         ),
         server.status === "error" && server.error ? h("div", { class: "error-text server-error" }, server.error) : null,
+        authReason(server) ? h("div", { class: "auth-reason" }, authReason(server)!) : null,
+        pending === "signingIn" ? h("div", { class: "sign-in-hint muted", role: "status" }, L("signInHint")) : null,
         rowError ? h("div", { class: "error-text action-error", role: "alert" }, rowError) : null,
         server.tools.length > 0
           ? h(

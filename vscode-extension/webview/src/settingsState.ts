@@ -6,7 +6,7 @@ import type { ConfigPaths, McpServerView, McpSource, McpStatus, ServersSnapshot 
 import { t, type Lang, type TextKey } from "./i18n";
 
 export type TabId = "user" | "project" | "plugin" | "host";
-export type Pending = "connecting" | "disconnecting" | "deleting";
+export type Pending = "connecting" | "disconnecting" | "deleting" | "signingIn" | "signingOut";
 
 export interface SettingsState {
   sessionId: string;
@@ -24,10 +24,17 @@ export interface SettingsState {
   /** The delete confirmation being shown (DEL-1). */
   confirm?: { name: string; source: McpSource; path?: string };
   configPaths?: ConfigPaths;
+  /**
+   * The sign-in attempt running per server name (AUTH-9). A reply of an older attempt (one the
+   * user cancelled, or replaced by a newer Sign in) must not end the newer one.
+   */
+  loginAttempts: Record<string, number>;
+  /** The last attempt number handed out (attempts are unique per page). */
+  lastAttempt: number;
 }
 
 export function initialState(sessionId: string): SettingsState {
-  return { sessionId, snapshot: null, pending: {}, rowErrors: {} };
+  return { sessionId, snapshot: null, pending: {}, rowErrors: {}, loginAttempts: {}, lastAttempt: 0 };
 }
 
 /**
@@ -46,7 +53,14 @@ export function applySnapshot(state: SettingsState, incoming: ServersSnapshot): 
   const names = new Set(incoming.servers.map((s) => s.name));
   const keep = <T>(rec: Record<string, T>) =>
     Object.fromEntries(Object.entries(rec).filter(([name]) => names.has(name))) as Record<string, T>;
-  return { ...state, snapshot: incoming, loadError: undefined, pending: keep(state.pending), rowErrors: keep(state.rowErrors) };
+  return {
+    ...state,
+    snapshot: incoming,
+    loadError: undefined,
+    pending: keep(state.pending),
+    rowErrors: keep(state.rowErrors),
+    loginAttempts: keep(state.loginAttempts),
+  };
 }
 
 export const TAB_ORDER: TabId[] = ["user", "project", "plugin", "host"];
@@ -90,24 +104,29 @@ export function emptyState(state: SettingsState): EmptyState {
   return null;
 }
 
-export type RowAction = "connect" | "disconnect";
+export type RowAction = "connect" | "disconnect" | "login";
 
 export interface RowButtons {
   primary: { label: TextKey; action: RowAction; disabled: boolean };
+  /** A "Cancel" beside "Waiting for browser..." while sign-in runs (AUTH-9). */
+  cancelLogin: boolean;
+  /** "Sign out" for a server with stored credentials (AUTH-5, AUTH-9); null: no such button. */
+  logout: { label: TextKey; disabled: boolean } | null;
   /** Edit and Delete exist for user and project rows only (DEL-4, UI-9). */
   edit: boolean;
   delete: boolean;
-  /** Every button of the row is disabled while an action runs. */
+  /** Every button of the row is disabled while an action runs (except Cancel of a sign-in). */
   busy: boolean;
 }
 
-/** UI-3, UI-4: the row's buttons for its status and the action running on it. */
+/** UI-3, UI-4, AUTH-9: the row's buttons for its status and the action running on it. */
 export function rowButtons(server: McpServerView, pending: Pending | undefined): RowButtons {
   const editable = !server.readOnly && (server.source === "user" || server.source === "project");
   const busy = pending !== undefined;
   let primary: RowButtons["primary"];
   if (pending === "connecting") primary = { label: "connectingEllipsis", action: "connect", disabled: true };
   else if (pending === "disconnecting") primary = { label: "disconnectingEllipsis", action: "disconnect", disabled: true };
+  else if (pending === "signingIn") primary = { label: "waitingForBrowser", action: "login", disabled: true };
   else
     switch (server.status) {
       case "connected":
@@ -121,10 +140,17 @@ export function rowButtons(server: McpServerView, pending: Pending | undefined):
       case "error":
         primary = { label: "reconnect", action: "connect", disabled: busy };
         break;
+      case "needs-auth":
+        // AUTH-1: a 401 is not an error to retry; the way forward is signing in.
+        primary = { label: "signIn", action: "login", disabled: busy };
+        break;
       default:
         primary = { label: "connect", action: "connect", disabled: busy };
     }
-  return { primary, edit: editable, delete: editable, busy };
+  let logout: RowButtons["logout"] = null;
+  if (pending === "signingOut") logout = { label: "signingOutEllipsis", disabled: true };
+  else if (server.signedIn && pending !== "signingIn") logout = { label: "signOut", disabled: busy };
+  return { primary, cancelLogin: pending === "signingIn", logout, edit: editable, delete: editable, busy };
 }
 
 export const STATUS_TEXT: Record<McpStatus, TextKey> = {
@@ -133,6 +159,7 @@ export const STATUS_TEXT: Record<McpStatus, TextKey> = {
   reconnecting: "statusReconnecting",
   error: "statusError",
   disconnected: "statusDisconnected",
+  "needs-auth": "statusNeedsAuth",
 };
 
 /** The command line or URL exactly as written in the config (SEC-1: never expanded). */
@@ -257,4 +284,54 @@ export function askDelete(state: SettingsState, server: McpServerView): Settings
 
 export function cancelDelete(state: SettingsState): SettingsState {
   return { ...state, confirm: undefined };
+}
+
+// ---- sign-in (AUTH-9) -----------------------------------------------------------------------
+
+/** Sign in started: the row waits for the browser; the attempt number identifies this run. */
+export function startLogin(state: SettingsState, name: string): { state: SettingsState; attempt: number } {
+  const attempt = state.lastAttempt + 1;
+  const next = startAction(state, name, "signingIn");
+  return { state: { ...next, lastAttempt: attempt, loginAttempts: { ...next.loginAttempts, [name]: attempt } }, attempt };
+}
+
+/** Whether `attempt` is the sign-in still running for `name`. */
+export function isCurrentLogin(state: SettingsState, name: string, attempt: number): boolean {
+  return state.loginAttempts[name] === attempt && state.pending[name] === "signingIn";
+}
+
+/**
+ * A sign-in ended (its reply, its error, or the user's Cancel). A stale attempt only
+ * contributes its snapshot (the version check decides); it never ends the newer attempt.
+ */
+export function endLogin(
+  state: SettingsState,
+  name: string,
+  attempt: number,
+  outcome: { snapshot?: ServersSnapshot; error?: string },
+): SettingsState {
+  if (!isCurrentLogin(state, name, attempt)) return outcome.snapshot ? applySnapshot(state, outcome.snapshot) : state;
+  const loginAttempts = { ...state.loginAttempts };
+  delete loginAttempts[name];
+  return endAction({ ...state, loginAttempts }, name, outcome);
+}
+
+/** How a failed sign-in is reported: quietly (cancelled) or as a notification and row error (UI-12). */
+export type LoginFailure = "cancelled" | "failed";
+
+/**
+ * A cancelled sign-in (the user's Cancel: the sidecar answers the `$/cancelRequest` with
+ * -32800 RequestCancelled; a newer sign-in: `data.kind` `signInCancelled`) is quiet; anything
+ * else is a failure to show.
+ */
+export function loginFailure(error: { code?: number; data?: unknown } | undefined): LoginFailure {
+  if (!error) return "failed";
+  if (error.code === -32800) return "cancelled";
+  const kind = (error.data as { kind?: unknown } | undefined)?.kind;
+  return kind === "signInCancelled" ? "cancelled" : "failed";
+}
+
+/** The reason shown under a `needs-auth` row (AUTH-1: it says how to sign in). */
+export function authReason(server: McpServerView): string | undefined {
+  return server.status === "needs-auth" ? server.error : undefined;
 }
