@@ -1,7 +1,10 @@
 // Shared by the Chromium layer (test/chromium) and the code-server end-to-end tests (tests/e2e):
 // how Chromium is started on these machines, and process checks through /proc by pid.
 
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -48,4 +51,136 @@ export function processesMentioning(needle) {
       }
     })
     .map(Number);
+}
+
+// ---- a real OAuth authorization server (AUTH-*): the MCP TypeScript SDK's example ----------------
+
+
+export const peersDir = process.env.WAVE_PEERS_DIR ?? path.join(os.homedir(), ".cache", "wave-mcp-peers");
+export const sdkExample = path.join(
+  peersDir,
+  "sdk",
+  "node_modules",
+  "@modelcontextprotocol",
+  "sdk",
+  "dist",
+  "esm",
+  "examples",
+  "server",
+  "simpleStreamableHttp.js",
+);
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function httpOk(url) {
+  try {
+    const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    await r.arrayBuffer();
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The SDK's `simpleStreamableHttp.js --oauth`: an MCP server at `url` (http://localhost:P/mcp)
+ * behind an in-memory authorization server on port Q (RFC 9728 + 8414 metadata, registration,
+ * PKCE; /authorize approves at once and redirects to the redirect_uri). Its own process group;
+ * `stop()` ends it and reports whether it is gone.
+ */
+export async function startOAuthMcpServer({ strict = false } = {}) {
+  if (!fs.existsSync(sdkExample)) throw new Error(`${sdkExample} is missing: run bash scripts/install-peers.sh`);
+  const port = await freePort();
+  let authPort = await freePort();
+  while (authPort === port) authPort = await freePort();
+  const args = [sdkExample, "--oauth", ...(strict ? ["--oauth-strict"] : [])];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, MCP_PORT: String(port), MCP_AUTH_PORT: String(authPort) },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const url = `http://localhost:${port}/mcp`;
+  const start = Date.now();
+  while (
+    !(await httpOk(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)) ||
+    !(await httpOk(`http://localhost:${authPort}/.well-known/oauth-authorization-server`))
+  ) {
+    if (child.exitCode !== null || Date.now() - start > 30_000) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+      throw new Error(`the OAuth MCP server did not come up:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    port,
+    authPort,
+    pid: child.pid,
+    log: () => log,
+    /** Ends the process group (SIGTERM, then SIGKILL); true when no process of it is left. */
+    async stop() {
+      const kill = (sig) => {
+        try {
+          process.kill(-child.pid, sig);
+        } catch {
+          // gone
+        }
+      };
+      if (child.exitCode === null && child.signalCode === null) {
+        kill("SIGTERM");
+        const timer = setTimeout(() => kill("SIGKILL"), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      kill("SIGKILL"); // anything left in its group
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline) {
+        // The example is one node process (no children): its pid, reaped, is the whole tree.
+        if (!pidAlive(child.pid)) return true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return false;
+    },
+  };
+}
+
+/**
+ * Plays the user's browser: opens the authorization URL and follows its redirects to the
+ * sidecar's loopback callback, as a browser would (the SDK's authorization server approves at
+ * once). Resolves with the final response's status and URL.
+ */
+export async function browse(url) {
+  const r = await fetch(url, { redirect: "follow", signal: AbortSignal.timeout(30_000) });
+  const body = await r.text();
+  return { status: r.status, url: r.url, body };
+}
+
+/**
+ * `$BROWSER` scripts for the sidecar's own opener: "follow" fetches the URL with curl, as a
+ * browser would; "record" only writes the URL to `<dir>/browser-url.txt` (a browser the user
+ * never finishes in). Returns the script's path.
+ */
+export function browserScript(dir, kind) {
+  const file = path.join(dir, `browser-${kind}.sh`);
+  const record = `printf '%s\\n' "$1" >> ${JSON.stringify(path.join(dir, "browser-url.txt"))}`;
+  const body = kind === "follow" ? `${record}\nexec curl -sL -o /dev/null "$1"\n` : `${record}\n`;
+  fs.writeFileSync(file, `#!/bin/sh\n${body}`, { mode: 0o755 });
+  return file;
 }

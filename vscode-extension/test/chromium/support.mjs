@@ -8,7 +8,7 @@ import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { CancellationTokenSource, createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const extensionDir = path.resolve(here, "..", "..");
@@ -20,7 +20,16 @@ export const outputDir = process.env.WAVE_TEST_OUTPUT
   ? path.resolve(process.env.WAVE_TEST_OUTPUT, "webview-chromium")
   : path.join(targetDir, "test-output", "webview-chromium");
 
-export { CHROMIUM, CHROMIUM_ARGS, pidAlive, processesMentioning, serverPids } from "../processes.mjs";
+export {
+  browse,
+  browserScript,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  pidAlive,
+  processesMentioning,
+  serverPids,
+  startOAuthMcpServer,
+} from "../processes.mjs";
 
 /** A project `.mcp.json` written by hand: the delete test checks every other byte survives. */
 export function projectConfigText(root) {
@@ -72,11 +81,15 @@ export function makeSandbox({ empty = false } = {}) {
   return { root, home, workdir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
 }
 
-/** `wave-mcp lsp` over stdio with LSP framing; collects every notification. */
-export async function startSidecar(sandbox) {
+/**
+ * `wave-mcp lsp` over stdio with LSP framing; collects every notification. The sidecar's
+ * `wave/mcp/openUrl` requests go to `sidecar.openUrl(params)` (default: `{opened: false}`, so
+ * the sidecar uses `$BROWSER`), each recorded in `sidecar.openUrls`.
+ */
+export async function startSidecar(sandbox, { env = {} } = {}) {
   const child = spawn(sidecarBin, ["lsp"], {
     cwd: sandbox.workdir,
-    env: { ...process.env, HOME: sandbox.home, WAVE_LOG: process.env.WAVE_LOG ?? "warn" },
+    env: { ...process.env, HOME: sandbox.home, WAVE_LOG: process.env.WAVE_LOG ?? "warn", ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
@@ -88,6 +101,12 @@ export async function startSidecar(sandbox) {
     notifications.push({ method, params });
     for (const l of listeners) l(method, params);
   });
+  const openUrls = [];
+  const sc = {};
+  connection.onRequest("wave/mcp/openUrl", async (params) => {
+    openUrls.push(params);
+    return sc.openUrl ? sc.openUrl(params) : { opened: false };
+  });
   connection.listen();
   await connection.sendRequest("initialize", {
     processId: process.pid,
@@ -98,13 +117,16 @@ export async function startSidecar(sandbox) {
   });
   connection.sendNotification("initialized", {});
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  return {
+  return Object.assign(sc, {
+    openUrl: undefined,
+    openUrls,
     child,
     connection,
     notifications,
     onNotification: (l) => listeners.add(l),
     stderr: () => stderr,
-    request: (method, params) => connection.sendRequest(method, params),
+    request: (method, params, token) =>
+      token ? connection.sendRequest(method, params, token) : connection.sendRequest(method, params),
     async stop() {
       try {
         await Promise.race([connection.sendRequest("shutdown"), new Promise((r) => setTimeout(r, 10_000))]);
@@ -118,7 +140,7 @@ export async function startSidecar(sandbox) {
       connection.dispose();
       return result;
     },
-  };
+  });
 }
 
 /** Serves dist/webview on 127.0.0.1 (the page JetBrains would load from its plugin resources). */
@@ -151,6 +173,9 @@ export async function serveWebview() {
 export async function attachRelay(page, firstSidecar, { injectLate = false } = {}) {
   let sidecar = firstSidecar;
   const hostLog = [];
+  /** Replies and errors of the requests forwarded to the sidecar. */
+  const sidecarLog = [];
+  const logins = new Map();
   const failNext = new Map();
   await page.exposeFunction("__waveRelay", async (json) => {
     const { method, params } = JSON.parse(json);
@@ -160,15 +185,31 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
       hostLog.push({ method, params, failed: true });
       return JSON.stringify({ error });
     }
+    if (method === "host/cancelLogin") {
+      // AUTH-9: as the plugin does: `$/cancelRequest` for the running login of that server.
+      hostLog.push({ method, params });
+      logins.get(params.name)?.cancel();
+      return JSON.stringify({ result: null });
+    }
     if (method.startsWith("host/")) {
       hostLog.push({ method, params });
       return JSON.stringify({ result: null });
     }
+    let source;
+    if (method === "wave/mcp/login") {
+      source = new CancellationTokenSource();
+      logins.set(params.name, source);
+    }
     try {
-      const result = await sidecar.request(method, params);
+      const result = await sidecar.request(method, params, source?.token);
+      sidecarLog.push({ method, params, result });
       return JSON.stringify({ result });
     } catch (e) {
+      sidecarLog.push({ method, params, error: { message: e.message, code: e.code, data: e.data } });
       return JSON.stringify({ error: { message: e.message, code: e.code, data: e.data } });
+    } finally {
+      if (source && logins.get(params.name) === source) logins.delete(params.name);
+      source?.dispose();
     }
   });
   const inject = () => {
@@ -191,6 +232,7 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
       listen(next);
     },
     hostLog,
+    sidecarLog,
     pushes,
     /** The next request of `method` fails with this JSON-RPC-like error (a host failure). */
     failNext: (method, error) => failNext.set(method, error),

@@ -12,6 +12,8 @@ import { after, before, describe, test } from "node:test";
 import { chromium } from "playwright-core";
 import {
   attachRelay,
+  browse,
+  browserScript,
   CHROMIUM,
   CHROMIUM_ARGS,
   makeSandbox,
@@ -21,6 +23,7 @@ import {
   projectConfigText,
   serverPids,
   serveWebview,
+  startOAuthMcpServer,
   startSidecar,
   until,
 } from "./support.mjs";
@@ -39,8 +42,8 @@ after(async () => {
   await web?.close();
 });
 
-async function openPage({ lang = "en", sandbox, injectLate = false } = {}) {
-  const sidecar = await startSidecar(sandbox);
+async function openPage({ lang = "en", sandbox, injectLate = false, env } = {}) {
+  const sidecar = await startSidecar(sandbox, { env });
   const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
   const page = await context.newPage();
   const errors = [];
@@ -405,6 +408,168 @@ describe("sidecar restart", () => {
     } finally {
       await ui.close().catch(() => undefined);
       if (second) assert.equal((await second.stop()).code, 0);
+      sandbox.cleanup();
+    }
+  });
+});
+
+describe("sign-in to a remote server with a real authorization server (MCP TypeScript SDK example)", () => {
+  let oauth;
+  let sandbox;
+
+  before(async () => {
+    oauth = await startOAuthMcpServer();
+  });
+
+  after(async () => {
+    const gone = await oauth?.stop();
+    assert.equal(gone, true, "the SDK server's process is gone (no orphan)");
+  });
+
+  const remoteSandbox = () => {
+    const sb = makeSandbox({ empty: true });
+    fs.writeFileSync(
+      path.join(sb.workdir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { remote: { type: "http", url: oauth.url } } }, null, 2) + "\n",
+    );
+    return sb;
+  };
+
+  test("AUTH-1, AUTH-9, AUTH-3, AUTH-5: needs-auth row → Sign in → Waiting for browser... → connected, signed in → Sign out", async () => {
+    sandbox = remoteSandbox();
+    const ui = await openPage({ sandbox });
+    try {
+      const { page, sidecar, relay } = ui;
+      // The host opens the URL: answered at once, the "browser" follows it when the test says so.
+      sidecar.openUrl = async () => ({ opened: true });
+      await tab(page, "project").click();
+      const remote = row(page, "remote");
+      await remote.locator("button[data-action=connect]").click();
+      // AUTH-1: a 401 is needs-auth, not error, and its reason says how to sign in.
+      await until(async () => (await remote.getAttribute("data-status")) === "needs-auth", "remote needs-auth");
+      assert.equal(await remote.locator(".status").textContent(), "Sign-in required");
+      assert.match(await remote.locator(".auth-reason").textContent(), /sign in/i);
+      assert.equal(await remote.locator(".server-error").count(), 0, "not shown as an error");
+      const signIn = remote.locator("button[data-action=login]");
+      assert.equal(await signIn.textContent(), "Sign in");
+      assert.equal(await remote.locator("button[data-action=logout]").count(), 0);
+      await shot(page, "20-needs-auth");
+
+      // AUTH-9: Sign in → "Waiting for browser..." (disabled) with Cancel, until the browser is done.
+      await signIn.click();
+      await until(() => sidecar.openUrls.length === 1, "wave/mcp/openUrl");
+      const { url } = sidecar.openUrls[0];
+      assert.equal(sidecar.openUrls[0].name, "remote");
+      assert.match(url, new RegExp(`^http://localhost:${oauth.authPort}/authorize\\?`));
+      assert.match(url, /code_challenge_method=S256/);
+      assert.match(url, /redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Fcallback/);
+      const waiting = remote.locator("button[data-action=login]");
+      await until(async () => (await waiting.textContent()) === "Waiting for browser...", "Waiting for browser...");
+      assert.equal(await waiting.isDisabled(), true);
+      assert.equal(await remote.locator("button[data-action=cancel-login]").isEnabled(), true);
+      assert.equal(await remote.locator("button[data-action=edit]").isDisabled(), true);
+      await shot(page, "21-waiting-for-browser");
+
+      // The user's browser: the authorization server approves and redirects to our callback.
+      const visit = await browse(url);
+      assert.equal(visit.status, 200, `the callback page: ${visit.body.slice(0, 200)}`);
+      assert.match(visit.url, /^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
+      await until(async () => (await remote.getAttribute("data-status")) === "connected", "remote connected after sign-in");
+      assert.equal(await remote.locator(".status").textContent(), "Connected");
+      assert.equal(await remote.locator(".badge.signed-in").textContent(), "signed in");
+      assert.match(await remote.locator(".tool-count").textContent(), /^\d+ tools$/);
+      assert.equal(await remote.locator("button[data-action=disconnect]").textContent(), "Disconnect");
+      assert.equal(await remote.locator("button[data-action=logout]").textContent(), "Sign out");
+      assert.equal(await remote.locator(".auth-reason").count(), 0);
+      const login = relay.sidecarLog.find((e) => e.method === "wave/mcp/login");
+      assert.equal(login.result.servers.find((s) => s.name === "remote").signedIn, true);
+      // AUTH-6: no token in what the page holds.
+      const shown = await page.evaluate(() => JSON.stringify(window.wavePage.current));
+      assert.doesNotMatch(shown, /access_token|refresh_token|Bearer /i);
+      await shot(page, "22-signed-in-connected");
+
+      // AUTH-5: Sign out → disconnected, not signed in; the next dial finds it needs-auth.
+      await remote.locator("button[data-action=logout]").click();
+      await until(async () => (await remote.locator("button[data-action=logout]").count()) === 0, "Sign out gone");
+      assert.equal(await remote.getAttribute("data-status"), "disconnected");
+      assert.equal(await remote.locator(".badge.signed-in").count(), 0);
+      const creds = path.join(sandbox.home, ".wave", "mcp-credentials.json");
+      if (fs.existsSync(creds)) assert.doesNotMatch(fs.readFileSync(creds, "utf8"), new RegExp(`localhost:${oauth.port}`));
+      await shot(page, "23-signed-out");
+      await remote.locator("button[data-action=connect]").click();
+      await until(async () => (await remote.getAttribute("data-status")) === "needs-auth", "needs-auth again after sign-out");
+      // UI-12: nothing went wrong, so no notification; never a chat message.
+      assert.deepEqual(relay.hostLog.filter((e) => e.method === "host/notify"), []);
+      assert.ok(!relay.sidecarLog.some((e) => e.method === "wave/session/send"));
+      assert.deepEqual(ui.errors, []);
+    } finally {
+      const { code } = await ui.close();
+      assert.equal(code, 0);
+      sandbox.cleanup();
+    }
+  });
+
+  test("AUTH-9, UI-12: Cancel while waiting → back to needs-auth quietly; a sign-in that fails → a host notification", async () => {
+    sandbox = remoteSandbox();
+    // The host declines to open the URL, so the sidecar runs $BROWSER: one the user never
+    // finishes in (it only records the URL). A short callback timeout for the failure case.
+    const browser = browserScript(sandbox.root, "record");
+    const ui = await openPage({ sandbox, env: { BROWSER: browser, WAVE_LOGIN_TIMEOUT_SECS: "6" } });
+    try {
+      const { page, relay } = ui;
+      const urls = () => {
+        try {
+          return fs.readFileSync(path.join(sandbox.root, "browser-url.txt"), "utf8").split("\n").filter(Boolean);
+        } catch {
+          return [];
+        }
+      };
+      await tab(page, "project").click();
+      const remote = row(page, "remote");
+      await remote.locator("button[data-action=connect]").click();
+      await until(async () => (await remote.getAttribute("data-status")) === "needs-auth", "needs-auth");
+      await remote.locator("button[data-action=login]").click();
+      await until(() => urls().length === 1, "$BROWSER got the authorization URL (after openUrl answered opened:false)");
+      assert.equal(ui.sidecar.openUrls.length, 1, "the host was asked first");
+      await until(async () => (await remote.locator("button[data-action=login]").textContent()) === "Waiting for browser...", "waiting");
+      const callback = new URL(decodeURIComponent(/redirect_uri=([^&]+)/.exec(urls()[0])[1]));
+      await shot(page, "24-waiting-cancel");
+      await remote.locator("button[data-action=cancel-login]").click();
+      // The row is back at once...
+      await until(async () => (await remote.locator("button[data-action=login]").textContent()) === "Sign in", "Sign in again");
+      assert.equal(await remote.getAttribute("data-status"), "needs-auth");
+      assert.equal(await remote.locator("button[data-action=cancel-login]").count(), 0);
+      assert.deepEqual(relay.hostLog.filter((e) => e.method === "host/cancelLogin").map((e) => e.params), [
+        { name: "remote", sessionId: "default" },
+      ]);
+      // ...and the sidecar really cancelled it: the login was answered RequestCancelled and its
+      // loopback callback stopped listening.
+      await until(() => relay.sidecarLog.some((e) => e.method === "wave/mcp/login"), "the login's answer");
+      assert.equal(relay.sidecarLog.find((e) => e.method === "wave/mcp/login").error.code, -32800);
+      await until(async () => !(await fetch(callback, { signal: AbortSignal.timeout(1000) }).then(() => true, () => false)), "the callback port closed");
+      // Quiet: no notification, no row error.
+      assert.deepEqual(relay.hostLog.filter((e) => e.method === "host/notify"), []);
+      assert.equal(await remote.locator(".action-error").count(), 0);
+      await shot(page, "25-cancelled");
+
+      // A sign-in that fails (here: no callback before the timeout, AUTH-8) is a host
+      // notification and the row's error, never a chat message (UI-12).
+      await remote.locator("button[data-action=login]").click();
+      await until(() => urls().length === 2, "the second authorization URL");
+      await until(() => relay.hostLog.some((e) => e.method === "host/notify"), "the failure notification", 30_000);
+      const [notice] = relay.hostLog.filter((e) => e.method === "host/notify");
+      assert.equal(notice.params.level, "error");
+      assert.match(notice.params.message, /^Could not sign in to "remote": .*remote/);
+      assert.equal(relay.sidecarLog.filter((e) => e.method === "wave/mcp/login").at(-1).error.data.kind, "signInFailed");
+      assert.match(await remote.locator(".action-error").textContent(), /Could not sign in to "remote"/);
+      assert.equal(await remote.getAttribute("data-status"), "needs-auth");
+      assert.equal(await remote.locator("button[data-action=login]").textContent(), "Sign in");
+      assert.ok(!relay.sidecarLog.some((e) => e.method === "wave/session/send"));
+      await shot(page, "26-sign-in-failed");
+      assert.deepEqual(ui.errors, []);
+    } finally {
+      const { code } = await ui.close();
+      assert.equal(code, 0);
       sandbox.cleanup();
     }
   });
