@@ -126,7 +126,8 @@ pub(crate) async fn dial(
             };
             let started = tokio::time::timeout(timeout, dialing)
                 .await
-                .map_err(|_| timed_out(timeout))??;
+                .map_err(|_| timed_out(timeout))?
+                .map_err(|e| own_header_rejected(e, oauth.is_none()))?;
             Ok(dialed(started, None, None))
         }
         Transport::Sse {
@@ -135,7 +136,8 @@ pub(crate) async fn dial(
             oauth,
         } => {
             if let Some(settings) = &oauth
-                && let Some(signed_in) = auth::authorized_client(credentials, &url, settings).await?
+                && let Some(signed_in) =
+                    auth::authorized_client(credentials, &url, settings).await?
             {
                 // The legacy transport has no 401-retry of its own: take a valid (refreshed)
                 // token up front.
@@ -151,11 +153,23 @@ pub(crate) async fn dial(
             };
             let (started, dropped) = tokio::time::timeout(timeout, dialing)
                 .await
-                .map_err(|_| timed_out(timeout))??;
+                .map_err(|_| timed_out(timeout))?
+                .map_err(|e| own_header_rejected(e, oauth.is_none()))?;
             let mut dialed = dialed(started, None, None);
             dialed.dropped = Some(dropped);
             Ok(dialed)
         }
+    }
+}
+
+/// A 401 to an entry's own `Authorization` header is that header's fault, not a missing
+/// sign-in: `error`, and OAuth never starts (AUTH-7).
+fn own_header_rejected(error: DialError, own_header: bool) -> DialError {
+    match error {
+        DialError::NeedsAuth(reason) if own_header => DialError::Failed(format!(
+            "{reason}: the server rejected the entry's own `Authorization` header"
+        )),
+        other => other,
     }
 }
 

@@ -123,17 +123,27 @@ pub(crate) async fn sign_in(
         })
         .ok_or("the authorization URL has no `state`")?;
 
-    if !open(auth_url.clone()).await {
-        open_in_browser(&auth_url);
-    }
-    let code = tokio::time::timeout(timeout, wait_for_code(&listener, &state))
-        .await
-        .map_err(|_| {
-            format!(
-                "no answer from the browser within {} s; sign-in abandoned",
-                timeout.as_secs()
-            )
-        })??;
+    // The callback is served while the host opens the URL: a host may only answer once the
+    // browser has come back.
+    let opening = async {
+        if !open(auth_url.clone()).await {
+            open_in_browser(&auth_url);
+        }
+    };
+    let code = {
+        let waiting = tokio::time::timeout(timeout, wait_for_code(&listener, &state));
+        tokio::pin!(waiting);
+        tokio::select! {
+            code = &mut waiting => code,
+            () = opening => waiting.await,
+        }
+    };
+    let code = code.map_err(|_| {
+        format!(
+            "no answer from the browser within {} s; sign-in abandoned",
+            timeout.as_secs()
+        )
+    })??;
     drop(listener);
     session
         .handle_callback(code.expose(), &state)
@@ -253,15 +263,14 @@ async fn wait_for_code(listener: &TcpListener, state: &str) -> Result<auth::Secr
         let Ok((mut stream, _)) = listener.accept().await else {
             continue;
         };
-        let target = match tokio::time::timeout(REQUEST_READ_TIMEOUT, request_target(&mut stream))
-            .await
-        {
-            Ok(Some(target)) => target,
-            _ => {
-                respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
-                continue;
-            }
-        };
+        let target =
+            match tokio::time::timeout(REQUEST_READ_TIMEOUT, request_target(&mut stream)).await {
+                Ok(Some(target)) => target,
+                _ => {
+                    respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
+                    continue;
+                }
+            };
         let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
             respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
             continue;
@@ -343,7 +352,9 @@ async fn respond(stream: &mut TcpStream, status: &str, message: &str) {
 /// Opens `url` with the command in `$BROWSER` (the URL is its argument), else the platform's
 /// opener. The opener is reaped in the background; a browser it starts is the user's.
 pub fn open_in_browser(url: &str) {
-    let browser = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
+    let browser = std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty());
     let mut command = match browser {
         Some(browser) => {
             // `$BROWSER` may be a list (`a:b`, as xdg-open reads it): the first is used.
@@ -392,7 +403,10 @@ pub(crate) async fn revoke(record: &Record) {
         return;
     }
     let tokens = serde_json::to_value(&record.credentials.token_response).unwrap_or_default();
-    for (field, hint) in [("refresh_token", "refresh_token"), ("access_token", "access_token")] {
+    for (field, hint) in [
+        ("refresh_token", "refresh_token"),
+        ("access_token", "access_token"),
+    ] {
         let Some(token) = tokens.get(field).and_then(|t| t.as_str()) else {
             continue;
         };

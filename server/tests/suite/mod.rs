@@ -1,5 +1,6 @@
 //! One module per area; `support` holds the shared helpers.
 
+mod auth;
 mod cache;
 mod cli;
 mod config;

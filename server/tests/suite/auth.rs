@@ -1,0 +1,404 @@
+//! Sign-in (AUTH-*) against a real third-party authorization server: the official TypeScript
+//! SDK's example `simpleStreamableHttp.js --oauth` (npm `@modelcontextprotocol/sdk`, installed
+//! into `$WAVE_PEERS_DIR/sdk` by `scripts/install-peers.sh`), an MCP server that answers 401 and
+//! runs its own in-memory authorization server with RFC 9728/8414 metadata, dynamic client
+//! registration and PKCE; with `--oauth-strict` it accepts only tokens issued for its own URL
+//! (RFC 8707). The "browser" is a `$BROWSER` script that fetches the authorization URL and
+//! follows its redirects to our loopback callback, as a browser would.
+//!
+//! Runs in the peers group (`scripts/test-all.sh`). A missing SDK fails the test when `CI` is set.
+
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wave_mcp_manager::{McpManager, Status};
+
+use super::support::*;
+
+/// `$WAVE_PEERS_DIR/sdk/.../simpleStreamableHttp.js`, or `None` (a failure under CI).
+fn sdk_example() -> Option<PathBuf> {
+    let dir = std::env::var_os("WAVE_PEERS_DIR").filter(|d| !d.is_empty());
+    let path = dir.map(|d| {
+        Path::new(&d).join(
+            "sdk/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js",
+        )
+    });
+    match path.filter(|p| p.exists()) {
+        Some(path) => Some(path),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("the MCP TypeScript SDK is not installed (scripts/install-peers.sh)")
+        }
+        None => {
+            eprintln!(
+                "skipped: npm @modelcontextprotocol/sdk not installed (run scripts/install-peers.sh)"
+            );
+            None
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The SDK example in its own process group, killed with it when dropped.
+struct SdkServer {
+    child: Child,
+    url: String,
+}
+
+impl SdkServer {
+    async fn start(example: &Path, strict: bool) -> SdkServer {
+        let (mcp_port, auth_port) = (free_port(), free_port());
+        let mut command = Command::new("node");
+        command
+            .arg(example)
+            .arg(if strict { "--oauth-strict" } else { "--oauth" })
+            .env("MCP_PORT", mcp_port.to_string())
+            .env("MCP_AUTH_PORT", auth_port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        if strict {
+            command.arg("--oauth");
+        }
+        let child = command.spawn().expect("node");
+        let up = eventually(Duration::from_secs(30), || {
+            [mcp_port, auth_port]
+                .iter()
+                .all(|&p| TcpStream::connect((Ipv4Addr::LOCALHOST, p)).is_ok())
+        })
+        .await;
+        assert!(up, "the SDK's OAuth example did not start listening");
+        // It names itself `localhost` in its metadata: configure it the same way.
+        SdkServer {
+            child,
+            url: format!("http://localhost:{mcp_port}/mcp"),
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for SdkServer {
+    fn drop(&mut self) {
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+/// A `$BROWSER` that logs each URL it is given to `browser.log` and, with `follow`, fetches it
+/// following redirects (the SDK's authorization server approves at once and redirects to our
+/// callback).
+fn browser(sandbox: &Sandbox, follow: bool) -> PathBuf {
+    let script = sandbox.path(if follow {
+        "browser.sh"
+    } else {
+        "idle-browser.sh"
+    });
+    let log = sandbox.path("browser.log");
+    let fetch = if follow {
+        "exec curl -sS -L -o /dev/null \"$1\""
+    } else {
+        "exit 0"
+    };
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$1\" >> '{}'\n{fetch}\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+fn browser_runs(sandbox: &Sandbox) -> usize {
+    std::fs::read_to_string(sandbox.path("browser.log"))
+        .map(|log| log.lines().count())
+        .unwrap_or(0)
+}
+
+fn cli(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(wave_mcp());
+    command
+        .args(args)
+        .arg("--workdir")
+        .arg(&sandbox.workdir)
+        .env("HOME", &sandbox.home)
+        .env_remove("BROWSER")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("wave-mcp")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn credentials_file(sandbox: &Sandbox) -> PathBuf {
+    sandbox.home.join(".wave/mcp-credentials.json")
+}
+
+/// The stored access token of the only signed-in server.
+fn stored_access_token(sandbox: &Sandbox) -> String {
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(credentials_file(sandbox)).unwrap()).unwrap();
+    let servers = file["servers"].as_object().unwrap();
+    assert_eq!(servers.len(), 1, "one signed-in server: {servers:?}");
+    let record = servers.values().next().unwrap();
+    record["credentials"]["token_response"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// AUTH-1: a 401 makes the server `needs-auth` with a reason that says how to sign in; a turn's
+/// on-demand dial never opens a browser and does not retry.
+#[tokio::test]
+async fn auth1_unauthorized_server_is_needs_auth_and_a_turn_opens_no_browser() {
+    let Some(example) = sdk_example() else { return };
+    let sdk = SdkServer::start(&example, false).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "sdk": { "type": "http", "url": sdk.url } }));
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .start_turn_dials()
+        .expect("one dial")
+        .settled()
+        .await;
+    let row = server(&manager, "sdk");
+    assert_eq!(row.status, Status::NeedsAuth);
+    let reason = row.error.unwrap();
+    assert!(reason.contains("wave-mcp login sdk"), "{reason}");
+    assert!(!row.signed_in);
+    assert!(manager.start_turn_dials().is_none(), "no retry loop");
+    assert_eq!(browser_runs(&sandbox), 0);
+    manager.cleanup().await;
+
+    let listed = cli(&sandbox, &["tools", "sdk"], &[]);
+    assert!(!listed.status.success());
+    assert!(
+        text(&listed).contains("wave-mcp login sdk"),
+        "{}",
+        text(&listed)
+    );
+    drop(sdk);
+}
+
+/// AUTH-2, AUTH-3, AUTH-5, AUTH-6: `wave-mcp login` signs in through the browser and connects;
+/// the tokens sit in a 0600 file in a 0700 directory; later processes use them without a
+/// browser; no output, cache or snapshot shows a token; `logout` deletes them and the next
+/// dial finds the server `needs-auth`.
+#[tokio::test]
+async fn auth2_auth3_auth5_auth6_login_use_across_processes_then_logout() {
+    let Some(example) = sdk_example() else { return };
+    let sdk = SdkServer::start(&example, true).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "sdk": { "type": "http", "url": sdk.url } }));
+    let browser = browser(&sandbox, true);
+    let browser = browser.to_str().unwrap();
+
+    let login = cli(
+        &sandbox,
+        &["login", "sdk"],
+        &[("BROWSER", browser), ("WAVE_LOG", "trace")],
+    );
+    let login_out = text(&login);
+    assert!(login.status.success(), "{login_out}");
+    assert!(login_out.contains("signed in to sdk"), "{login_out}");
+    // AUTH-2: the URL is printed too, with PKCE S256 and the resource of RFC 8707.
+    assert!(
+        login_out.contains("code_challenge_method=S256"),
+        "{login_out}"
+    );
+    assert!(
+        login_out.contains("resource=http%3A%2F%2Flocalhost"),
+        "{login_out}"
+    );
+    assert_eq!(browser_runs(&sandbox), 1);
+
+    // AUTH-3: private file and directory.
+    let file = credentials_file(&sandbox);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(file.parent().unwrap()), 0o700);
+    let token = stored_access_token(&sandbox);
+
+    // AUTH-3: another process, no browser.
+    let tools = cli(
+        &sandbox,
+        &["tools", "sdk", "--json"],
+        &[("WAVE_LOG", "trace")],
+    );
+    let tools_out = text(&tools);
+    assert!(tools.status.success(), "{tools_out}");
+    let listed: Value = serde_json::from_slice(&tools.stdout).unwrap();
+    assert_eq!(listed["server"]["status"], "connected");
+    assert_eq!(listed["server"]["signedIn"], true);
+    assert!(listed["tools"].as_array().unwrap().len() > 1);
+    assert_eq!(browser_runs(&sandbox), 1, "no second browser");
+
+    // AUTH-3 in the library, as the sidecar uses it: a turn's dial connects silently.
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .start_turn_dials()
+        .expect("one dial")
+        .settled()
+        .await;
+    assert_eq!(server_status(&manager), Status::Connected);
+    assert!(server(&manager, "sdk").signed_in);
+    manager.cleanup().await;
+
+    // AUTH-6: the token is nowhere but the credential file, even at trace level.
+    let cache = std::fs::read_to_string(sandbox.home.join(".wave/mcp-tools-cache.json")).unwrap();
+    let servers = cli(&sandbox, &["servers", "--json"], &[("WAVE_LOG", "trace")]);
+    for (what, haystack) in [
+        ("login output", login_out.as_str()),
+        ("tools output", tools_out.as_str()),
+        ("servers output", &text(&servers)),
+        ("tool cache", cache.as_str()),
+    ] {
+        assert!(
+            !haystack.contains(&token),
+            "the access token leaked into the {what}"
+        );
+    }
+
+    // AUTH-5: sign out, then the next dial needs a sign-in again.
+    let logout = cli(&sandbox, &["logout", "sdk"], &[]);
+    assert!(logout.status.success(), "{}", text(&logout));
+    let file: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(file["servers"], json!({}));
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .start_turn_dials()
+        .expect("one dial")
+        .settled()
+        .await;
+    assert_eq!(server_status(&manager), Status::NeedsAuth);
+    assert!(!server(&manager, "sdk").signed_in);
+    manager.cleanup().await;
+
+    let pid = sdk.pid();
+    drop(sdk);
+    assert!(!alive(pid), "the SDK server outlived the test");
+}
+
+fn server_status(manager: &McpManager) -> Status {
+    status(manager, "sdk")
+}
+
+/// AUTH-2 in the library: sign-in through `McpManager::login` (as the sidecar runs it) shows the
+/// URL to the host first; a host that opened it keeps the sidecar from starting `$BROWSER`;
+/// a second sign-in of the same server cancels the first.
+#[tokio::test]
+async fn auth2_login_shows_the_url_to_the_host_and_a_second_login_cancels_the_first() {
+    let Some(example) = sdk_example() else { return };
+    let sdk = SdkServer::start(&example, false).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "sdk": { "type": "http", "url": sdk.url } }));
+    let manager = McpManager::new(sandbox.options(Value::Null));
+
+    // A host that "opens" nothing and answers true: the sign-in waits for a callback.
+    let shown = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let recorder = shown.clone();
+    let waiting: wave_mcp_manager::UrlOpener = Arc::new(move |url: String| {
+        recorder.lock().unwrap().push(url);
+        Box::pin(async { true })
+    });
+    let first = {
+        let manager = manager.clone();
+        tokio::spawn(async move { manager.login("sdk", waiting, Duration::from_secs(60)).await })
+    };
+    let asked = eventually(Duration::from_secs(20), || {
+        !shown.lock().unwrap().is_empty()
+    })
+    .await;
+    assert!(asked, "the host was never shown the URL");
+
+    // The second host fetches the URL, as a browser would.
+    let follow: wave_mcp_manager::UrlOpener = Arc::new(|url: String| {
+        Box::pin(async move {
+            let fetched = tokio::process::Command::new("curl")
+                .args(["-sS", "-L", "-o", "/dev/null", &url])
+                .status()
+                .await;
+            fetched.is_ok_and(|s| s.success())
+        })
+    });
+    manager
+        .login("sdk", follow, Duration::from_secs(60))
+        .await
+        .expect("second sign-in");
+    let cancelled = first.await.unwrap().unwrap_err();
+    assert!(
+        matches!(cancelled, wave_mcp_manager::Error::SignInCancelled(_)),
+        "{cancelled}"
+    );
+    assert_eq!(server_status(&manager), Status::Connected);
+    assert!(server(&manager, "sdk").signed_in);
+    assert_eq!(
+        browser_runs(&sandbox),
+        0,
+        "the host opened the URL: no $BROWSER"
+    );
+    manager.cleanup().await;
+    drop(sdk);
+}
+
+/// AUTH-7: an entry with its own `Authorization` header uses it and never starts OAuth: a 401 is
+/// that header's `error`, and `login` refuses.
+#[tokio::test]
+async fn auth7_own_authorization_header_never_starts_oauth() {
+    let Some(example) = sdk_example() else { return };
+    let sdk = SdkServer::start(&example, false).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "sdk": {
+        "type": "http", "url": sdk.url,
+        "headers": { "Authorization": "Bearer not-a-token" }
+    } }));
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .start_turn_dials()
+        .expect("one dial")
+        .settled()
+        .await;
+    // The SDK answers a token it does not know with 500: the header was used, and no sign-in.
+    assert_eq!(status(&manager, "sdk"), Status::Error);
+    manager.cleanup().await;
+
+    let browser = browser(&sandbox, true);
+    let login = cli(
+        &sandbox,
+        &["login", "sdk"],
+        &[("BROWSER", browser.to_str().unwrap())],
+    );
+    assert!(!login.status.success());
+    assert!(
+        text(&login).contains("own `Authorization` header"),
+        "{}",
+        text(&login)
+    );
+    assert_eq!(browser_runs(&sandbox), 0);
+    assert!(!credentials_file(&sandbox).exists());
+    drop(sdk);
+}
