@@ -58,7 +58,8 @@ pub fn credentials_path(home: &Path) -> PathBuf {
 /// The key of a server in the credential file: its URL without fragment, scheme and host in
 /// lower case, default port dropped (the "canonical server URI" of the MCP authorization spec).
 pub fn canonical_url(url: &str) -> Result<String, String> {
-    let mut parsed = url::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+    let mut parsed =
+        url::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
     parsed.set_fragment(None);
     Ok(parsed.to_string())
 }

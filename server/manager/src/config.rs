@@ -315,9 +315,17 @@ fn opt_oauth(obj: &Map<String, Value>, at: &str) -> Result<Option<OAuthConfig>, 
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) => match n.as_u64().and_then(|p| u16::try_from(p).ok()) {
             Some(port) if port > 0 => Some(port),
-            _ => return Err(format!("{at}.callbackPort: expected a port number (1-65535)")),
+            _ => {
+                return Err(format!(
+                    "{at}.callbackPort: expected a port number (1-65535)"
+                ));
+            }
         },
-        Some(_) => return Err(format!("{at}.callbackPort: expected a port number (1-65535)")),
+        Some(_) => {
+            return Err(format!(
+                "{at}.callbackPort: expected a port number (1-65535)"
+            ));
+        }
     };
     Ok(Some(OAuthConfig {
         client_id: opt_string(oauth, "clientId", &at)?,
@@ -516,9 +524,17 @@ pub fn resolve(
                 })
             };
             Ok(if kind == "sse" {
-                Transport::Sse { url, headers, oauth }
+                Transport::Sse {
+                    url,
+                    headers,
+                    oauth,
+                }
             } else {
-                Transport::Http { url, headers, oauth }
+                Transport::Http {
+                    url,
+                    headers,
+                    oauth,
+                }
             })
         }
         other => Err(format!(

@@ -17,11 +17,11 @@ mod sse;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
+pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout, open_in_browser};
 pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
     McpManager, McpTool, PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts,
     ToolSummary,
 };
-pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout, open_in_browser};
 pub use render::result_text;
 pub use rmcp::model::{CallToolResult, ContentBlock};

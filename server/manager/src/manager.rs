@@ -1140,12 +1140,7 @@ async fn dial_entry(
         Err(reason) => return Some(Err(DialError::Failed(reason))),
     };
     let timeout = shared.timeouts_for(entry);
-    let dial = connection::dial(
-        transport,
-        tools_changed,
-        timeout,
-        &shared.credentials_path,
-    );
+    let dial = connection::dial(transport, tools_changed, timeout, &shared.credentials_path);
     tokio::select! {
         _ = cancel.cancelled() => None,
         result = dial => Some(result),
@@ -1205,7 +1200,9 @@ fn fail(shared: &SharedState, name: &str, generation: u64, error: DialError) {
     let (status, reason) = match error {
         DialError::NeedsAuth(reason) => (
             Status::NeedsAuth,
-            format!("{reason}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"),
+            format!(
+                "{reason}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"
+            ),
         ),
         DialError::Failed(reason) => (Status::Error, reason),
     };

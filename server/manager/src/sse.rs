@@ -73,7 +73,9 @@ pub(crate) async fn connect_sse(
         .map_err(|e| format!("sse endpoint unreachable: {}", describe(&e.without_url())))?;
     let status = response.status();
     if status == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(DialError::NeedsAuth(format!("sse endpoint returned {status}")));
+        return Err(DialError::NeedsAuth(format!(
+            "sse endpoint returned {status}"
+        )));
     }
     if !status.is_success() {
         return Err(format!("sse endpoint returned {status}").into());

@@ -26,11 +26,10 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
-    METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout,
-    McpServers, REQUEST_FAILED,
-    ServerParams, ServersSnapshot, SessionCreate, SessionCreateParams, SessionCreated,
-    SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionParams, SessionSend,
-    SessionSendAccepted, SessionSendParams,
+    METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout, McpServers,
+    REQUEST_FAILED, ServerParams, ServersSnapshot, SessionCreate, SessionCreateParams,
+    SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionParams,
+    SessionSend, SessionSendAccepted, SessionSendParams,
 };
 
 use sessions::Registry;

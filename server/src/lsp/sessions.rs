@@ -28,9 +28,8 @@ use wave_mcp_manager::{
 use wave_mcp_protocol::{
     ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
     McpOpenUrl, McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
-    SessionCreateParams,
-    SessionCreated, SessionDestroyed, SessionMessage, SessionMessageParams, SessionSendAccepted,
-    SessionTurnEnded, SessionTurnEndedParams,
+    SessionCreateParams, SessionCreated, SessionDestroyed, SessionMessage, SessionMessageParams,
+    SessionSendAccepted, SessionTurnEnded, SessionTurnEndedParams,
 };
 
 use super::watch::ConfigWatcher;
