@@ -18,7 +18,7 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== tests (unit + integration, real MCP server processes; faults and third-party peers run below)"
-cargo nextest run --workspace --locked --no-fail-fast -E 'not test(/suite::peers::/) and not test(/suite::faults::/)'
+cargo nextest run --workspace --locked --no-fail-fast -E 'not test(/suite::(peers|auth|auth_faults)::/) and not test(/suite::faults::/)'
 
 echo "== fault and bad-input suite (lifecycle, config, protocol fuzz; load; secrets)"
 # Seeded: a failure prints its seed; WAVE_FAULTS_SEED=<n> replays it (docs/performance.md).
@@ -27,7 +27,7 @@ cargo nextest run --workspace --locked --no-fail-fast -E 'test(/suite::faults::/
 echo "== third-party MCP peers (npm server-everything, PyPI mcp, uvx mcp-server-time)"
 export WAVE_PEERS_DIR="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
 bash scripts/install-peers.sh
-cargo nextest run --workspace --locked --no-fail-fast -E 'test(/suite::peers::/)'
+cargo nextest run --workspace --locked --no-fail-fast -E 'test(/suite::(peers|auth|auth_faults)::/)'
 
 echo "== no MCP test server left running"
 if pgrep -f wave-mcp-test-server >/dev/null; then

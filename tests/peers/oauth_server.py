@@ -65,6 +65,9 @@ class State:
         self.revoked: list[str] = []
         self.presented: dict[str, list[str]] = {"a": [], "b": []}
         self.resources_asked: list[str] = []
+        # Every secret handed out or received (codes, verifiers, tokens), for leak checks.
+        self.secrets: list[str] = []
+        self.refresh_delay = 0.0
 
     def count(self, endpoint: str) -> None:
         with self.lock:
@@ -83,6 +86,7 @@ class State:
             "scope": scope,
             "expires_at": int(time.time()) + self.expires_in,
         }
+        self.secrets += [access, refresh]
         self.refresh[refresh] = {"client_id": client_id, "resource": resource, "scope": scope, "used": False}
         return {
             "access_token": access,
@@ -104,6 +108,7 @@ class State:
                 "presented": {k: list(v) for k, v in self.presented.items()},
                 "issued": {t: r["resource"] for t, r in self.access.items()},
                 "resources_asked": list(self.resources_asked),
+                "secrets": list(self.secrets),
                 "faults": sorted(self.faults),
             }
 
@@ -199,6 +204,7 @@ def make_as_handler(state: State, issuer_box: list):
                         "scope": q.get("scope", "mcp"),
                     }
                     state.resources_asked.append(q.get("resource", ""))
+                    state.secrets.append(code)
                 forged = "forged-" + secrets.token_urlsafe(8)
                 target = {"code": code, "state": forged if state.fault("wrong-state") else state_param}
             sep = "&" if "?" in redirect_uri else "?"
@@ -211,6 +217,10 @@ def make_as_handler(state: State, issuer_box: list):
                 name = query.get("name", "")
                 if name == "expires-in":
                     state.expires_in = int(query.get("value", "3600"))
+                    return self.reply(200, state.stats())
+                if name == "refresh-delay-ms":
+                    # Holds each refresh this long, so that concurrent refreshes overlap.
+                    state.refresh_delay = int(query.get("value", "0")) / 1000
                     return self.reply(200, state.stats())
                 if name not in FAULTS:
                     return self.reply(400, {"error": f"unknown fault {name}"})
@@ -268,6 +278,8 @@ def make_as_handler(state: State, issuer_box: list):
                         400, {"error": "invalid_grant", "error_description": "the test server refuses this code"}
                     )
                 with state.lock:
+                    if body.get("code_verifier"):
+                        state.secrets.append(body["code_verifier"])
                     code = state.codes.pop(body.get("code", ""), None)
                     if code is None or code["client_id"] != body.get("client_id"):
                         return self.reply(400, {"error": "invalid_grant", "error_description": "unknown code"})
@@ -281,6 +293,8 @@ def make_as_handler(state: State, issuer_box: list):
                 state.count("as:token:refresh_token")
                 if state.fault("refresh-error"):
                     return self.reply(400, {"error": "invalid_grant", "error_description": "refresh refused"})
+                if state.refresh_delay:
+                    time.sleep(state.refresh_delay)
                 with state.lock:
                     record = state.refresh.get(body.get("refresh_token", ""))
                     if record is None:

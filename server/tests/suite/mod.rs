@@ -1,6 +1,7 @@
 //! One module per area; `support` holds the shared helpers.
 
 mod auth;
+mod auth_faults;
 mod cache;
 mod cli;
 mod config;

@@ -1,0 +1,748 @@
+//! Sign-in cases a third-party authorization server cannot produce here (AUTH-3, AUTH-4, AUTH-5,
+//! AUTH-6, AUTH-8), against our own test authorization server `tests/peers/oauth_server.py`: a
+//! real HTTP authorization server on 127.0.0.1 (RFC 8414 metadata, RFC 7591 registration, PKCE
+//! S256, refresh-token rotation, RFC 7009 revocation, switchable faults, `/stats`) beside two MCP
+//! resource servers "alpha" and "beta" on the official Python SDK that require its tokens. The
+//! "browser" is a `$BROWSER` script that fetches the authorization URL and follows its redirects
+//! to our loopback callback, as a browser would.
+//!
+//! Runs in the peers group (`scripts/test-all.sh`): it needs the SDK in `$WAVE_PEERS_DIR/venv`.
+//! A missing venv fails every test when `CI` is set and skips it otherwise.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wave_mcp_manager::{McpManager, Status};
+
+use super::support::*;
+
+/// The venv's python and our script, or `None` (a failure under CI).
+fn peer() -> Option<(PathBuf, PathBuf)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/oauth_server.py");
+    let python = std::env::var_os("WAVE_PEERS_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/wave-mcp-peers")))
+        .map(|d| d.join("venv/bin/python"));
+    match python.filter(|p| p.exists()) {
+        Some(python) => Some((python, script)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("the PyPI mcp SDK venv is not installed (scripts/install-peers.sh)")
+        }
+        None => {
+            eprintln!("skipped: the PyPI mcp venv is not installed (run scripts/install-peers.sh)");
+            None
+        }
+    }
+}
+
+/// `oauth_server.py` in its own process group; killed when stopped or dropped.
+struct OAuthPeer {
+    child: Child,
+    alpha: String,
+    beta: String,
+    issuer: String,
+}
+
+impl OAuthPeer {
+    fn start(sandbox: &Sandbox, flags: &[&str]) -> Option<OAuthPeer> {
+        let (python, script) = peer()?;
+        let stderr = std::fs::File::create(sandbox.path("oauth_server.stderr")).unwrap();
+        let mut child = Command::new(python)
+            .arg(script)
+            .args(flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .process_group(0)
+            .spawn()
+            .expect("python");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+            let stderr = std::fs::read_to_string(sandbox.path("oauth_server.stderr"));
+            panic!("oauth_server.py did not start ({e}): {line:?} {stderr:?}")
+        });
+        assert_eq!(ready["pid"], child.id());
+        let field = |k: &str| ready[k].as_str().unwrap().to_string();
+        Some(OAuthPeer {
+            alpha: field("a"),
+            beta: field("b"),
+            issuer: field("as"),
+            child,
+        })
+    }
+
+    fn request(&self, method: &str, path: &str) -> (u16, String) {
+        let host = self.issuer.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(host).expect("connect to oauth_server.py");
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    fn stats(&self) -> Value {
+        let (status, body) = self.request("GET", "/stats");
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// Requests to the authorization server so far (every endpoint but `/stats`).
+    fn as_requests(&self) -> u64 {
+        self.stats()["as_requests"].as_u64().unwrap()
+    }
+
+    fn fault(&self, name: &str) {
+        let (status, body) = self.request("POST", &format!("/fault?name={name}&on=1"));
+        assert_eq!(status, 200, "{body}");
+    }
+
+    fn set(&self, name: &str, value: u64) {
+        let (status, body) = self.request("POST", &format!("/fault?name={name}&value={value}"));
+        assert_eq!(status, 200, "{body}");
+    }
+
+    /// Kills the process and checks through `/proc` that it is gone.
+    async fn stop(mut self) {
+        let pid = self.child.id();
+        self.kill();
+        assert_all_dead(&[pid]).await;
+    }
+
+    fn kill(&mut self) {
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for OAuthPeer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Both resource servers as remote entries "alpha" and "beta" of the project.
+fn configure(sandbox: &Sandbox, peer: &OAuthPeer) {
+    sandbox.write_project(json!({
+        "alpha": { "type": "http", "url": peer.alpha },
+        "beta": { "type": "http", "url": peer.beta },
+    }));
+}
+
+/// A `$BROWSER` that logs each URL to `browser.log` and, with `follow`, fetches it following
+/// redirects (our authorization server approves at once and redirects to the callback).
+fn browser(sandbox: &Sandbox, follow: bool) -> String {
+    let script = sandbox.path(if follow { "browser.sh" } else { "idle.sh" });
+    let log = sandbox.path("browser.log");
+    let fetch = if follow {
+        "exec curl -sS -L -o /dev/null \"$1\""
+    } else {
+        "exit 0"
+    };
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$1\" >> '{}'\n{fetch}\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script.display().to_string()
+}
+
+fn browser_runs(sandbox: &Sandbox) -> usize {
+    std::fs::read_to_string(sandbox.path("browser.log"))
+        .map(|log| log.lines().count())
+        .unwrap_or(0)
+}
+
+fn command(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(wave_mcp());
+    command
+        .args(args)
+        .arg("--workdir")
+        .arg(&sandbox.workdir)
+        .env("HOME", &sandbox.home)
+        .env_remove("BROWSER")
+        .env_remove("WAVE_LOG")
+        .env_remove("WAVE_LOGIN_TIMEOUT_SECS")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
+}
+
+fn cli(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(sandbox, args, env).output().expect("wave-mcp")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// `wave-mcp login NAME` with the following browser; panics unless it signs in.
+fn login(sandbox: &Sandbox, name: &str, extra: &[(&str, &str)]) -> String {
+    let browser = browser(sandbox, true);
+    let mut env = vec![("BROWSER", browser.as_str())];
+    env.extend_from_slice(extra);
+    let output = cli(sandbox, &["login", name], &env);
+    let out = text(&output);
+    assert!(output.status.success(), "login {name}: {out}");
+    assert!(out.contains(&format!("signed in to {name}")), "{out}");
+    out
+}
+
+fn credentials_file(sandbox: &Sandbox) -> PathBuf {
+    sandbox.home.join(".wave/mcp-credentials.json")
+}
+
+fn credentials(sandbox: &Sandbox) -> Value {
+    serde_json::from_slice(&std::fs::read(credentials_file(sandbox)).unwrap()).unwrap()
+}
+
+/// The stored token response of the server at `url`.
+fn stored_tokens(sandbox: &Sandbox, url: &str) -> Value {
+    credentials(sandbox)["servers"][url]["credentials"]["token_response"].clone()
+}
+
+/// Makes the stored access token of `url` look expired (received two hours ago), as the clock
+/// would after its lifetime, without waiting for it.
+fn age_token(sandbox: &Sandbox, url: &str) {
+    let mut file = credentials(sandbox);
+    let received = &mut file["servers"][url]["credentials"]["token_received_at"];
+    let at = received.as_u64().expect("token_received_at");
+    *received = json!(at - 7200);
+    std::fs::write(
+        credentials_file(sandbox),
+        serde_json::to_vec_pretty(&file).unwrap(),
+    )
+    .unwrap();
+}
+
+async fn dial_status(sandbox: &Sandbox, name: &str) -> Status {
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager.start_turn_dials().expect("dials").settled().await;
+    let status = status(&manager, name);
+    manager.cleanup().await;
+    status
+}
+
+/// AUTH-3: after sign-in, later processes (CLI `tools`, `call`, a library dial) use the stored
+/// tokens silently: no browser, and not one request to the authorization server.
+#[tokio::test]
+async fn auth3_valid_token_is_used_across_processes_without_asking_the_authorization_server() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    assert_eq!(browser_runs(&sandbox), 1);
+    let before = peer.as_requests();
+    let presented_before = peer.stats()["presented"]["a"].as_array().unwrap().len();
+
+    for args in [&["tools", "alpha"][..], &["call", "alpha", "whoami", "{}"]] {
+        let output = cli(&sandbox, args, &[]);
+        assert!(output.status.success(), "{args:?}: {}", text(&output));
+    }
+    let called = cli(&sandbox, &["call", "alpha", "whoami", "{}"], &[]);
+    assert!(
+        text(&called).contains("client-"),
+        "whoami names the registered client: {}",
+        text(&called)
+    );
+    assert_eq!(dial_status(&sandbox, "alpha").await, Status::Connected);
+
+    assert_eq!(
+        peer.as_requests(),
+        before,
+        "a valid token needs no authorization server: {}",
+        peer.stats()
+    );
+    assert!(peer.stats()["presented"]["a"].as_array().unwrap().len() > presented_before);
+    assert_eq!(browser_runs(&sandbox), 1, "no second browser");
+    peer.stop().await;
+}
+
+/// AUTH-4: an expired access token is refreshed once; the rotated tokens are stored and the
+/// next process uses them without another refresh.
+#[tokio::test]
+async fn auth4_expired_token_is_refreshed_once_and_the_rotated_tokens_are_stored() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    let old = stored_tokens(&sandbox, &peer.alpha);
+    age_token(&sandbox, &peer.alpha);
+
+    let tools = cli(&sandbox, &["tools", "alpha"], &[]);
+    assert!(tools.status.success(), "{}", text(&tools));
+    let stats = peer.stats();
+    assert_eq!(stats["refresh_ok"], 1, "{stats}");
+    assert_eq!(stats["refresh_reuse"], 0, "{stats}");
+    let new = stored_tokens(&sandbox, &peer.alpha);
+    assert_ne!(
+        new["refresh_token"], old["refresh_token"],
+        "rotated refresh token stored"
+    );
+    assert_ne!(
+        new["access_token"], old["access_token"],
+        "new access token stored"
+    );
+
+    let again = cli(&sandbox, &["tools", "alpha"], &[]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(
+        peer.stats()["refresh_ok"],
+        1,
+        "a fresh token is not refreshed again"
+    );
+    assert_eq!(browser_runs(&sandbox), 1);
+    peer.stop().await;
+}
+
+/// AUTH-4: two processes that find the access token expired at once spend each refresh token
+/// once (the refresh lock; the loser rereads the store) and both connect. The authorization
+/// server holds each refresh for a while so the two overlap; it counts any reuse of a rotated
+/// refresh token.
+#[tokio::test]
+async fn auth4_two_processes_refreshing_at_once_spend_each_refresh_token_once() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    peer.set("refresh-delay-ms", 500);
+    for round in 0..2 {
+        age_token(&sandbox, &peer.alpha);
+        let children: Vec<Child> = (0..2)
+            .map(|_| {
+                command(&sandbox, &["tools", "alpha"], &[])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "round {round}: {}", text(&output));
+        }
+        let stats = peer.stats();
+        assert_eq!(
+            stats["refresh_reuse"], 0,
+            "a refresh token was spent twice: {stats}"
+        );
+        assert!(stats["refresh_ok"].as_u64().unwrap() > round, "{stats}");
+    }
+    // The stored refresh token is the newest one: one more refresh succeeds.
+    age_token(&sandbox, &peer.alpha);
+    let last = cli(&sandbox, &["tools", "alpha"], &[]);
+    assert!(last.status.success(), "{}", text(&last));
+    assert_eq!(peer.stats()["refresh_reuse"], 0);
+    assert_eq!(browser_runs(&sandbox), 1);
+    peer.stop().await;
+}
+
+/// AUTH-4: a refresh the authorization server refuses leaves the server `needs-auth` (CLI and
+/// library), with the way to sign in again, and opens no browser.
+#[tokio::test]
+async fn auth4_failed_refresh_leaves_the_server_needs_auth() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    age_token(&sandbox, &peer.alpha);
+    peer.fault("refresh-error");
+
+    let tools = cli(&sandbox, &["tools", "alpha"], &[]);
+    assert!(!tools.status.success());
+    assert!(
+        text(&tools).contains("wave-mcp login alpha"),
+        "{}",
+        text(&tools)
+    );
+    assert_eq!(dial_status(&sandbox, "alpha").await, Status::NeedsAuth);
+    assert!(
+        peer.stats()["requests"]["as:token:refresh_token"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    assert_eq!(browser_runs(&sandbox), 1, "a dial never opens a browser");
+    peer.stop().await;
+}
+
+/// AUTH-5: `wave-mcp logout` revokes both tokens at the authorization server (RFC 7009),
+/// deletes them, and the next dial finds the server `needs-auth`; the other server's sign-in
+/// stays.
+#[tokio::test]
+async fn auth5_logout_revokes_at_the_authorization_server_and_the_next_dial_needs_auth() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    login(&sandbox, "beta", &[]);
+    let tokens = stored_tokens(&sandbox, &peer.alpha);
+
+    let logout = cli(&sandbox, &["logout", "alpha"], &[]);
+    assert!(logout.status.success(), "{}", text(&logout));
+    let stats = peer.stats();
+    let revoked = stats["revoked"].as_array().unwrap();
+    assert!(revoked.contains(&tokens["refresh_token"]), "{stats}");
+    assert!(revoked.contains(&tokens["access_token"]), "{stats}");
+    let file = credentials(&sandbox);
+    assert!(file["servers"].get(&peer.alpha).is_none());
+    assert!(
+        file["servers"].get(&peer.beta).is_some(),
+        "beta stays signed in"
+    );
+
+    assert_eq!(dial_status(&sandbox, "alpha").await, Status::NeedsAuth);
+    assert_eq!(dial_status(&sandbox, "beta").await, Status::Connected);
+    peer.stop().await;
+}
+
+/// AUTH-6: alpha's token is never sent to beta (nor beta's to alpha), and no token, code or
+/// PKCE verifier appears in any output at `WAVE_LOG=trace` (login, tools, call, servers, a
+/// refresh), in the snapshot JSON, or in the tool cache.
+#[tokio::test]
+async fn auth6_a_token_goes_only_to_its_server_and_never_into_any_output() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    let trace = [("WAVE_LOG", "trace")];
+    let mut outputs = vec![login(&sandbox, "alpha", &trace)];
+    // beta before its own sign-in: a 401, and alpha's token must not be offered to it.
+    let beta = cli(&sandbox, &["tools", "beta"], &trace);
+    assert!(!beta.status.success());
+    outputs.push(text(&beta));
+    outputs.push(login(&sandbox, "beta", &trace));
+    for args in [
+        &["tools", "alpha"][..],
+        &["tools", "beta"],
+        &["call", "alpha", "whoami", "{}"],
+        &["call", "beta", "whoami", "{}"],
+        &["servers", "--json"],
+    ] {
+        let output = cli(&sandbox, args, &trace);
+        assert!(output.status.success(), "{args:?}: {}", text(&output));
+        outputs.push(text(&output));
+    }
+    age_token(&sandbox, &peer.alpha);
+    let refreshed = cli(&sandbox, &["tools", "alpha", "--json"], &trace);
+    assert!(refreshed.status.success(), "{}", text(&refreshed));
+    outputs.push(text(&refreshed));
+    assert_eq!(peer.stats()["refresh_ok"], 1);
+
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager.start_turn_dials().expect("dials").settled().await;
+    assert_eq!(status(&manager, "alpha"), Status::Connected);
+    assert_eq!(status(&manager, "beta"), Status::Connected);
+    outputs.push(format!("{:?}", manager.snapshot()));
+    manager.cleanup().await;
+    for entry in std::fs::read_dir(sandbox.home.join(".wave")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() && path != credentials_file(&sandbox) {
+            outputs.push(std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+
+    let stats = peer.stats();
+    let issued = stats["issued"].as_object().unwrap();
+    for (server, own) in [("a", &peer.alpha), ("b", &peer.beta)] {
+        for token in stats["presented"][server].as_array().unwrap() {
+            let token = token.as_str().unwrap();
+            if let Some(resource) = issued.get(token) {
+                assert_eq!(
+                    resource, own,
+                    "server {server} was sent a token for {resource}"
+                );
+            }
+        }
+    }
+    assert!(!stats["presented"]["b"].as_array().unwrap().is_empty());
+    let secrets = stats["secrets"].as_array().unwrap();
+    assert!(secrets.len() >= 8, "codes, verifiers and tokens: {stats}");
+    for secret in secrets {
+        let secret = secret.as_str().unwrap();
+        for (i, output) in outputs.iter().enumerate() {
+            assert!(
+                !output.contains(secret),
+                "a secret leaked into output #{i}: {output}"
+            );
+        }
+    }
+    peer.stop().await;
+}
+
+/// One AUTH-8 case: beta is signed in first; with `fault` on, `wave-mcp login alpha` fails with
+/// an error naming alpha and containing `cause`, and the credential file is byte-for-byte what
+/// it was. Returns the login's output.
+async fn auth8_case(fault: Option<&str>, follow: bool, cause: &str) -> (Sandbox, OAuthPeer) {
+    let sandbox = Sandbox::new();
+    let peer = OAuthPeer::start(&sandbox, &[]).expect("peer present (checked by the caller)");
+    configure(&sandbox, &peer);
+    login(&sandbox, "beta", &[]);
+    let before = std::fs::read(credentials_file(&sandbox)).unwrap();
+    let runs = browser_runs(&sandbox);
+    if let Some(fault) = fault {
+        peer.fault(fault);
+    }
+    let browser = browser(&sandbox, follow);
+    let output = cli(
+        &sandbox,
+        &["login", "alpha"],
+        &[
+            ("BROWSER", &browser),
+            ("WAVE_LOGIN_TIMEOUT_SECS", "1"),
+            ("WAVE_LOG", "trace"),
+        ],
+    );
+    let out = text(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("sign-in to MCP server \"alpha\" failed"),
+        "names the server: {out}"
+    );
+    assert!(out.contains(cause), "cause {cause:?}: {out}");
+    assert!(!out.to_lowercase().contains("panick"), "{out}");
+    let after = std::fs::read(credentials_file(&sandbox)).unwrap();
+    assert!(before == after, "the credential file changed");
+    let _ = runs;
+    (sandbox, peer)
+}
+
+fn peer_present() -> bool {
+    peer().is_some()
+}
+
+/// AUTH-8: no OAuth metadata at all (neither RFC 9728 nor RFC 8414): no browser.
+#[tokio::test]
+async fn auth8_no_metadata_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (sandbox, peer) = auth8_case(Some("no-metadata"), true, "no OAuth metadata").await;
+    assert_eq!(
+        browser_runs(&sandbox),
+        1,
+        "only beta's sign-in opened a browser"
+    );
+    peer.stop().await;
+}
+
+/// AUTH-8: the authorization server offers no PKCE S256: no browser.
+#[tokio::test]
+async fn auth8_no_s256_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (sandbox, peer) = auth8_case(Some("no-s256"), true, "S256").await;
+    assert_eq!(browser_runs(&sandbox), 1);
+    peer.stop().await;
+}
+
+/// AUTH-8: registration refused and no `oauth.clientId`: the error says to set it; then with
+/// `oauth.clientId` the same server signs in without registering.
+#[tokio::test]
+async fn auth8_registration_refused_without_client_id_fails_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (sandbox, peer) = auth8_case(Some("refuse-registration"), true, "oauth.clientId").await;
+    assert_eq!(browser_runs(&sandbox), 1);
+    let registrations = peer.stats()["requests"]["as:register"].as_u64().unwrap();
+    sandbox.write_project(json!({
+        "alpha": { "type": "http", "url": peer.alpha, "oauth": { "clientId": "pre-configured" } },
+        "beta": { "type": "http", "url": peer.beta },
+    }));
+    login(&sandbox, "alpha", &[]);
+    assert_eq!(
+        peer.stats()["requests"]["as:register"],
+        registrations,
+        "no registration"
+    );
+    assert_eq!(
+        credentials(&sandbox)["servers"][&peer.alpha]["credentials"]["client_id"],
+        "pre-configured"
+    );
+    peer.stop().await;
+}
+
+/// AUTH-8: the browser comes back with `error=access_denied`.
+#[tokio::test]
+async fn auth8_callback_with_error_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (_sandbox, peer) = auth8_case(Some("callback-error"), true, "access_denied").await;
+    assert_eq!(
+        peer.stats()["requests"]["as:token:authorization_code"],
+        1,
+        "beta's only"
+    );
+    peer.stop().await;
+}
+
+/// AUTH-8: the browser comes back with a `state` that is not ours: the code is never exchanged.
+#[tokio::test]
+async fn auth8_callback_with_wrong_state_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (_sandbox, peer) = auth8_case(Some("wrong-state"), true, "wrong `state`").await;
+    assert_eq!(
+        peer.stats()["requests"]["as:token:authorization_code"],
+        1,
+        "beta's only"
+    );
+    peer.stop().await;
+}
+
+/// AUTH-8: no callback before the timeout (`WAVE_LOGIN_TIMEOUT_SECS=1`, a browser that never
+/// loads the page).
+#[tokio::test]
+async fn auth8_no_callback_before_the_timeout_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (sandbox, peer) = auth8_case(None, false, "no answer from the browser within 1 s").await;
+    assert_eq!(
+        browser_runs(&sandbox),
+        2,
+        "the URL was handed to the browser"
+    );
+    peer.stop().await;
+}
+
+/// AUTH-8: the token endpoint refuses the authorization code.
+#[tokio::test]
+async fn auth8_token_endpoint_error_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (_sandbox, peer) = auth8_case(Some("token-error"), true, "token endpoint").await;
+    assert_eq!(peer.stats()["requests"]["as:token:authorization_code"], 2);
+    peer.stop().await;
+}
+
+/// AUTH-8: the metadata names a token endpoint on plain `http:` off the loopback interface (an
+/// unresolvable `.invalid` host): refused before any browser opens, nothing contacted.
+#[tokio::test]
+async fn auth8_plain_http_endpoint_off_loopback_fails_naming_the_server_and_keeps_credentials() {
+    if !peer_present() {
+        return;
+    }
+    let (sandbox, peer) =
+        auth8_case(Some("insecure-endpoint"), true, "http://as.invalid/token").await;
+    assert_eq!(browser_runs(&sandbox), 1, "no browser for alpha");
+    assert_eq!(peer.stats()["requests"]["as:authorize"], 1, "beta's only");
+    peer.stop().await;
+}
+
+/// AUTH-8 (callback server): garbage bytes, wrong paths, other methods, an oversized request
+/// and half-sent lines reach the loopback callback before the real redirect: each gets an
+/// answer or a closed connection, the callback keeps waiting, and the real redirect signs in.
+#[tokio::test]
+async fn auth8_callback_server_survives_malformed_requests_and_keeps_waiting() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    let seed = faults_seed();
+    let opener: wave_mcp_manager::UrlOpener = Arc::new(move |url: String| {
+        Box::pin(async move {
+            // redirect_uri=http%3A%2F%2F127.0.0.1%3A<port>%2Fcallback
+            let marker = "redirect_uri=http%3A%2F%2F127.0.0.1%3A";
+            let tail = &url[url.find(marker).expect("a loopback redirect_uri") + marker.len()..];
+            let port: u16 = tail[..tail.find('%').unwrap()].parse().unwrap();
+            let mut rng = Rng::new(seed);
+            let mut probes: Vec<Vec<u8>> = vec![
+                b"GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+                b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+                b"POST /callback?code=x&state=y HTTP/1.1\r\n\r\n".to_vec(),
+                b"GET /callbackx?code=x HTTP/1.1\r\n\r\n".to_vec(),
+                b"GET http://evil/callback?code=x HTTP/1.1\r\n\r\n".to_vec(),
+                b"GET /callback?code=x SPDY/9\r\n\r\n".to_vec(),
+                b"\r\n".to_vec(),
+                b"GET /callb".to_vec(),
+                vec![b'A'; 20 * 1024],
+                vec![0xff, 0xfe, 0x00, b'\r', b'\n'],
+            ];
+            for _ in 0..6 {
+                let len = 1 + rng.below(300);
+                let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+                bytes.extend_from_slice(b"\r\n\r\n");
+                probes.push(bytes);
+            }
+            for probe in probes {
+                let probe_task = async {
+                    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    stream.write_all(&probe).await?;
+                    stream.shutdown().await?;
+                    let mut answer = Vec::new();
+                    let _ = stream.read_to_end(&mut answer).await;
+                    Ok::<Vec<u8>, std::io::Error>(answer)
+                };
+                let answer = tokio::time::timeout(Duration::from_secs(30), probe_task)
+                    .await
+                    .expect("the callback server answers or closes each connection");
+                if let Ok(answer) = answer {
+                    let head = String::from_utf8_lossy(&answer);
+                    assert!(
+                        answer.is_empty() || !head.starts_with("HTTP/1.1 200"),
+                        "a malformed request was taken as the callback: {head}"
+                    );
+                }
+            }
+            let fetched = tokio::process::Command::new("curl")
+                .args(["-sS", "-L", "-o", "/dev/null", &url])
+                .status()
+                .await;
+            fetched.is_ok_and(|s| s.success())
+        })
+    });
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .login("alpha", opener, Duration::from_secs(120))
+        .await
+        .expect("the real callback signs in after the garbage");
+    assert_eq!(status(&manager, "alpha"), Status::Connected);
+    manager.cleanup().await;
+    assert!(credentials(&sandbox)["servers"].get(&peer.alpha).is_some());
+    peer.stop().await;
+}
