@@ -43,11 +43,15 @@ class RpcException(
         const val PARSE_ERROR = -32700
         const val METHOD_NOT_FOUND = -32601
         const val INVALID_PARAMS = -32602
+        /** LSP RequestCancelled: the answer to a request cancelled with `$/cancelRequest`. */
+        const val REQUEST_CANCELLED = -32800
     }
 }
 
 /** Gson as the wire wants it: nulls left out (optional fields absent), no HTML escaping. */
 val WIRE_GSON: Gson = Gson().newBuilder().disableHtmlEscaping().create()
+
+private const val INTERNAL_ERROR = -32603
 
 /** Reads and writes `Content-Length` frames. */
 object Framing {
@@ -119,6 +123,25 @@ class JsonRpcConnection(
 
     private class Pending(val method: String, val future: CompletableFuture<JsonElement>)
 
+    /** A request sent, with its id (for `$/cancelRequest`). */
+    class Outgoing(val id: Long, val future: CompletableFuture<JsonElement>)
+
+    /** Answers requests of the sidecar (e.g. `wave/mcp/openUrl`): params in, result (or a throw) out. */
+    fun interface RequestHandler {
+        fun handle(params: JsonElement): Any?
+    }
+
+    private val requestHandlers = ConcurrentHashMap<String, RequestHandler>()
+    /** Handlers run here, never on the reader thread: a handler may take its time. */
+    private val handlerPool: ExecutorService = Executors.newCachedThreadPool { r ->
+        Thread(r, "$name-client-requests").apply { isDaemon = true }
+    }
+
+    /** Answers the sidecar's requests of [method] with [handler]; others get MethodNotFound. */
+    fun onRequest(method: String, handler: RequestHandler) {
+        requestHandlers[method] = handler
+    }
+
     fun start() {
         val thread = Thread({ readLoop() }, "$name-reader")
         thread.isDaemon = true
@@ -148,13 +171,16 @@ class JsonRpcConnection(
 
     val isClosed: Boolean get() = closed.get()
 
-    fun request(method: String, params: Any? = null): CompletableFuture<JsonElement> {
+    fun request(method: String, params: Any? = null): CompletableFuture<JsonElement> = requestWithId(method, params).future
+
+    /** Sends a request and tells its id, so that it can be cancelled with [cancel]. */
+    fun requestWithId(method: String, params: Any? = null): Outgoing {
         val future = CompletableFuture<JsonElement>()
+        val id = nextId.getAndIncrement()
         if (closed.get()) {
             future.completeExceptionally(RpcException(RpcException.LOCAL, "the sidecar connection is closed"))
-            return future
+            return Outgoing(id, future)
         }
-        val id = nextId.getAndIncrement()
         pending[id] = Pending(method, future)
         val message = JsonObject()
         message.addProperty("jsonrpc", "2.0")
@@ -168,7 +194,17 @@ class JsonRpcConnection(
             pending.remove(id)
             future.completeExceptionally(RpcException(RpcException.LOCAL, "cannot write to the sidecar: ${e.message}"))
         }
-        return future
+        return Outgoing(id, future)
+    }
+
+    /**
+     * LSP `$/cancelRequest` for the request [id] (still pending): the sidecar stops it and
+     * answers it with -32800 (RequestCancelled). Nothing happens for an answered request.
+     */
+    fun cancel(id: Long) {
+        if (!pending.containsKey(id) || closed.get()) return
+        val params = JsonObject().apply { addProperty("id", id) }
+        runCatching { notify("\$/cancelRequest", params) }
     }
 
     fun notify(method: String, params: Any? = null) {
@@ -235,21 +271,42 @@ class JsonRpcConnection(
         }
         val params = message.get("params") ?: JsonNull.INSTANCE
         if (id != null && !id.isJsonNull) {
-            // A request from the sidecar: we offer no client capability, so none is expected.
-            val reply = JsonObject()
-            reply.addProperty("jsonrpc", "2.0")
-            reply.add("id", id)
-            val error = JsonObject()
-            error.addProperty("code", RpcException.METHOD_NOT_FOUND)
-            error.addProperty("message", "unsupported client method $method")
-            reply.add("error", error)
-            runCatching { send(reply) }
+            // A request from the sidecar: answered by its handler (on the handler pool), or
+            // MethodNotFound.
+            val handler = requestHandlers[method]
+            if (handler == null) {
+                runCatching { send(errorReply(id, RpcException.METHOD_NOT_FOUND, "unsupported client method $method")) }
+                return
+            }
+            handlerPool.execute {
+                val reply = try {
+                    JsonObject().apply {
+                        addProperty("jsonrpc", "2.0")
+                        add("id", id)
+                        add("result", toJson(handler.handle(params)) ?: JsonNull.INSTANCE)
+                    }
+                } catch (e: Exception) {
+                    errorReply(id, INTERNAL_ERROR, e.message ?: e.toString())
+                }
+                runCatching { send(reply) }
+            }
             return
         }
         replyObservers.forEach { runCatching { it(method, params) } }
         dispatcher.execute {
             for (listener in listeners) runCatching { listener(method, params) }
         }
+    }
+
+    private fun errorReply(id: JsonElement, code: Int, message: String): JsonObject {
+        val reply = JsonObject()
+        reply.addProperty("jsonrpc", "2.0")
+        reply.add("id", id)
+        val error = JsonObject()
+        error.addProperty("code", code)
+        error.addProperty("message", message)
+        reply.add("error", error)
+        return reply
     }
 
     private fun shutdownPending(cause: Throwable?) {
@@ -261,6 +318,7 @@ class JsonRpcConnection(
         }
         dispatcher.execute { closeListeners.forEach { runCatching { it(cause) } } }
         dispatcher.shutdown()
+        handlerPool.shutdown()
     }
 
     /** Stops reading, fails pending requests; the streams are the owner's to close. */

@@ -133,8 +133,14 @@ class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : Au
 
     private fun forward(method: String, params: JsonElement): CompletableFuture<JsonElement> {
         if (method !in Methods.FORWARDED) return failed(IllegalArgumentException("unknown request $method"))
-        val reply = sidecar?.requestAsync(method, params)
-            ?: ready.orTimeout(START_TIMEOUT_S, TimeUnit.SECONDS).thenCompose { it.requestAsync(method, params) }
+        // AUTH-9: a login is tracked by the sidecar client, so that the page's Cancel
+        // (`host/cancelLogin`) can send `$/cancelRequest` for it.
+        val login = if (method == Methods.LOGIN) WIRE_GSON.fromJson(params, ServerParams::class.java) else null
+        val send = { side: WaveSidecar ->
+            if (login != null) side.loginAsync(login.name, login.sessionId).reply else side.requestAsync(method, params)
+        }
+        val reply = sidecar?.let(send)
+            ?: ready.orTimeout(START_TIMEOUT_S, TimeUnit.SECONDS).thenCompose { send(it) }
         if (method != Methods.SESSION_SEND) return reply
         return reply.thenApply { result ->
             val accepted = WIRE_GSON.fromJson(result, SessionSendAccepted::class.java)
@@ -166,6 +172,13 @@ class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : Au
                     else -> HostAction.Level.INFO
                 }
                 host.perform(HostAction.Notify(level, p.get("message")?.asString ?: ""))
+            }
+            // AUTH-9: the row's Cancel while waiting for the browser. The login's own answer
+            // (-32800, RequestCancelled) then goes to the page, which takes it quietly.
+            "host/cancelLogin" -> {
+                val name = p.get("name")?.takeIf { it.isJsonPrimitive }?.asString ?: throw IllegalArgumentException("host/cancelLogin needs a name")
+                val sessionId = p.get("sessionId")?.takeIf { it.isJsonPrimitive }?.asString
+                sidecar?.cancelLogin(name, sessionId)
             }
             "host/chatState" -> {
                 if (page == PageKind.CHAT) chatReady = true

@@ -23,6 +23,10 @@ object Methods {
     const val DISCONNECT = "wave/mcp/disconnect"
     const val DELETE = "wave/mcp/delete"
     const val CONFIG_PATHS = "wave/mcp/configPaths"
+    const val LOGIN = "wave/mcp/login"
+    const val LOGOUT = "wave/mcp/logout"
+    /** Sidecar → client request: open this authorization URL (answered by [OpenUrlHandler]). */
+    const val OPEN_URL = "wave/mcp/openUrl"
     const val SERVERS_CHANGED = "wave/mcp/serversChanged"
     const val SESSION_CREATE = "wave/session/create"
     const val SESSION_SEND = "wave/session/send"
@@ -31,7 +35,7 @@ object Methods {
     const val SESSION_DESTROY = "wave/session/destroy"
 
     /** Requests the shared webview may forward to the sidecar unchanged (as VS Code's host does). */
-    val FORWARDED: Set<String> = setOf(SERVERS, CONNECT, DISCONNECT, DELETE, CONFIG_PATHS, SESSION_SEND)
+    val FORWARDED: Set<String> = setOf(SERVERS, CONNECT, DISCONNECT, DELETE, CONFIG_PATHS, LOGIN, LOGOUT, SESSION_SEND)
 }
 
 enum class McpSource {
@@ -49,6 +53,8 @@ enum class McpStatus {
     @SerializedName("reconnecting") RECONNECTING,
     @SerializedName("error") ERROR,
     @SerializedName("disconnected") DISCONNECTED,
+    /** A remote server answered 401: sign in ([WaveSidecar.login], AUTH-1). */
+    @SerializedName("needs-auth") NEEDS_AUTH,
 }
 
 data class McpToolView(
@@ -72,6 +78,8 @@ data class McpServerView(
     val lastConnectedAt: String? = null,
     val configPath: String? = null,
     val readOnly: Boolean = false,
+    /** Stored sign-in credentials: offer "Sign out" (AUTH-9). */
+    val signedIn: Boolean = false,
 )
 
 data class ModelOptions(
@@ -92,6 +100,12 @@ data class SessionParams(val sessionId: String? = null)
 data class ServerParams(val name: String = "", val sessionId: String? = null)
 
 data class DeleteParams(val name: String = "", val source: McpSource? = null, val sessionId: String? = null)
+
+/** Params of the sidecar's `wave/mcp/openUrl` request (AUTH-2). */
+data class OpenUrlParams(val sessionId: String = "", val name: String = "", val url: String = "")
+
+/** `opened = false`: the client could not open it; the sidecar then uses `$BROWSER` or the platform's opener. */
+data class OpenUrlResult(val opened: Boolean = false)
 
 data class ServersSnapshot(
     val version: Long = 0,
@@ -161,6 +175,8 @@ enum class ErrorKind {
     @SerializedName("io") IO,
     @SerializedName("chatUnavailable") CHAT_UNAVAILABLE,
     @SerializedName("shuttingDown") SHUTTING_DOWN,
+    @SerializedName("signInFailed") SIGN_IN_FAILED,
+    @SerializedName("signInCancelled") SIGN_IN_CANCELLED,
 }
 
 data class ErrorData(val kind: ErrorKind? = null, val path: String? = null)

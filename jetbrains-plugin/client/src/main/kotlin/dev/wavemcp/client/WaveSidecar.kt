@@ -32,7 +32,40 @@ data class SidecarOptions(
     val timeoutMs: Long = 60_000,
     /** Gets every line the sidecar writes to stderr (its logs). */
     val stderr: ((String) -> Unit)? = null,
+    /**
+     * Answers the sidecar's `wave/mcp/openUrl` (sign-in wants the user's browser, AUTH-2). Null:
+     * answered `opened = false`, so the sidecar opens the URL itself (`$BROWSER`, `xdg-open`).
+     */
+    val openUrl: OpenUrlHandler? = null,
 )
+
+/**
+ * The host side of `wave/mcp/openUrl`. The IntelliJ layer shows a notification with the URL and
+ * a copy action and opens it with `BrowserUtil`. Runs on a pool thread; return quickly (do not
+ * wait for the user to finish signing in): true = the URL was handed to a browser, false (or a
+ * throw) = the sidecar should open it itself.
+ */
+fun interface OpenUrlHandler {
+    fun openUrl(params: OpenUrlParams): Boolean
+}
+
+/**
+ * A running `wave/mcp/login` (AUTH-2): completes with the snapshot once signed in and connected,
+ * or fails with [RpcException] (`signInFailed`, `signInCancelled`, or -32800
+ * [RpcException.REQUEST_CANCELLED] after [cancel]).
+ */
+class PendingLogin internal constructor(
+    val name: String,
+    val sessionId: String?,
+    /** The raw reply (what the page bridge forwards). */
+    val reply: CompletableFuture<JsonElement>,
+    private val cancelRequest: () -> Unit,
+) {
+    val snapshot: CompletableFuture<ServersSnapshot> = reply.thenApply { WIRE_GSON.fromJson(it, ServersSnapshot::class.java) }
+
+    /** LSP `$/cancelRequest` for this login (AUTH-9's Cancel); the sidecar stops waiting for the browser. */
+    fun cancel() = cancelRequest()
+}
 
 class WaveSidecar private constructor(
     val options: SidecarOptions,
@@ -45,6 +78,7 @@ class WaveSidecar private constructor(
     private val connection = JsonRpcConnection(input, output)
     private val stderrTail = ArrayDeque<String>()
     private val streamListeners = CopyOnWriteArrayList<(ServersSnapshot) -> Unit>()
+    private val logins = java.util.concurrent.ConcurrentHashMap<String, PendingLogin>()
     private val stream: ExecutorService = Executors.newSingleThreadExecutor { r ->
         Thread(r, "wave-mcp-servers-changed").apply { isDaemon = true }
     }
@@ -63,7 +97,11 @@ class WaveSidecar private constructor(
     val isAlive: Boolean get() = process?.isAlive ?: !connection.isClosed
 
     companion object {
-        private val SNAPSHOT_REPLIES = setOf(Methods.SERVERS, Methods.CONNECT, Methods.DISCONNECT, Methods.DELETE)
+        private val SNAPSHOT_REPLIES =
+            setOf(Methods.SERVERS, Methods.CONNECT, Methods.DISCONNECT, Methods.DELETE, Methods.LOGIN, Methods.LOGOUT)
+
+        /** Longest wait of the blocking [login]: the sidecar's own callback timeout is 5 minutes. */
+        const val LOGIN_TIMEOUT_MS = 6 * 60_000L
 
         /** Spawns `wave-mcp lsp`, then `initialize` and `initialized`. */
         fun start(options: SidecarOptions): WaveSidecar {
@@ -127,6 +165,13 @@ class WaveSidecar private constructor(
                 }
             }
         }
+        // Registered before `initialize`: the handler is there before any sign-in can ask.
+        connection.onRequest(Methods.OPEN_URL) { raw ->
+            val params = WIRE_GSON.fromJson(raw, OpenUrlParams::class.java)
+            val handler = options.openUrl
+            val opened = handler != null && runCatching { handler.openUrl(params) }.getOrDefault(false)
+            OpenUrlResult(opened)
+        }
         connection.start()
 
         val params = JsonObject()
@@ -166,6 +211,49 @@ class WaveSidecar private constructor(
     /** EDIT-2: absolute paths of the config files and the project name. */
     fun configPaths(sessionId: String? = null): ConfigPaths =
         typed(Methods.CONFIG_PATHS, SessionParams(sessionId), ConfigPaths::class.java)
+
+    /**
+     * AUTH-2: signs in to a remote server and connects it; the sidecar asks [SidecarOptions.openUrl]
+     * to open the authorization URL. Returns at once; [PendingLogin.cancel] cancels it. A newer
+     * login of the same server cancels this one (the sidecar answers it `signInCancelled`).
+     */
+    fun loginAsync(name: String, sessionId: String? = null): PendingLogin {
+        val sent = connection.requestWithId(Methods.LOGIN, ServerParams(name, sessionId))
+        val key = loginKey(sessionId, name)
+        val login = PendingLogin(name, sessionId, sent.future) { connection.cancel(sent.id) }
+        logins[key] = login
+        sent.future.whenComplete { _, _ -> logins.remove(key, login) }
+        return login
+    }
+
+    /** [loginAsync], waiting for the end (bounded by [timeoutMs]). Errors throw [RpcException]. */
+    fun login(name: String, sessionId: String? = null, timeoutMs: Long = LOGIN_TIMEOUT_MS): ServersSnapshot {
+        val login = loginAsync(name, sessionId)
+        try {
+            return login.snapshot.get(timeoutMs, TimeUnit.MILLISECONDS)
+        } catch (e: ExecutionException) {
+            throw e.cause ?: e
+        } catch (e: TimeoutException) {
+            login.cancel()
+            throw RpcException(RpcException.LOCAL, "no reply to ${Methods.LOGIN} within $timeoutMs ms")
+        }
+    }
+
+    /** The running login of a server, if any. */
+    fun pendingLogin(name: String, sessionId: String? = null): PendingLogin? = logins[loginKey(sessionId, name)]
+
+    /** AUTH-9: cancels the running login of [name] (`$/cancelRequest`); false when none runs. */
+    fun cancelLogin(name: String, sessionId: String? = null): Boolean {
+        val login = logins[loginKey(sessionId, name)] ?: return false
+        login.cancel()
+        return true
+    }
+
+    /** AUTH-5: disconnects and deletes the stored credentials; the row ends `signedIn = false`. */
+    fun logout(name: String, sessionId: String? = null): ServersSnapshot =
+        typed(Methods.LOGOUT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+
+    private fun loginKey(sessionId: String?, name: String) = "${sessionId ?: DEFAULT_SESSION_ID}\u0000$name"
 
     fun createSession(params: SessionCreateParams = SessionCreateParams()): SessionCreated =
         typed(Methods.SESSION_CREATE, params, SessionCreated::class.java)

@@ -33,7 +33,12 @@ class SchemaConformanceTest {
             val kclass = Class.forName("dev.wavemcp.client.$name").kotlin
             val d = def.asJsonObject
             val enumValues = d.getAsJsonArray("enum")?.map { it.asString }
-                ?: d.getAsJsonArray("oneOf")?.map { it.asJsonObject.get("const").asString }
+                // schemars writes a oneOf of `const`s, or of an `enum` plus `const`s when only some
+                // variants have a doc comment (McpStatus).
+                ?: d.getAsJsonArray("oneOf")?.flatMap { alt ->
+                    val o = alt.asJsonObject
+                    o.getAsJsonArray("enum")?.map { it.asString } ?: listOf(o.get("const").asString)
+                }
             if (enumValues != null) {
                 val wire = kclass.java.enumConstants.map { c ->
                     kclass.java.getField((c as Enum<*>).name).getAnnotation(SerializedName::class.java)!!.value

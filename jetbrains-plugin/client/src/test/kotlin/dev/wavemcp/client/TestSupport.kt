@@ -93,15 +93,20 @@ class Sandbox(projectName: String = "demo-app") : AutoCloseable {
     }
 
     /** Starts the real sidecar on this sandbox (home and workdir), logging to stderr. */
-    fun start(constructor: JsonObject? = null): WaveSidecar {
+    fun start(
+        constructor: JsonObject? = null,
+        env: Map<String, String?> = emptyMap(),
+        openUrl: OpenUrlHandler? = null,
+    ): WaveSidecar {
         val sidecar = WaveSidecar.start(
             SidecarOptions(
                 executable = Binaries.sidecar,
                 workdir = workdir,
                 home = home,
                 mcpServers = constructor,
-                env = mapOf("WAVE_LOG" to "warn", "NO_COLOR" to "1", "WAVE_MODEL" to null, "WAVE_BASE_URL" to null, "WAVE_API_KEY" to null),
+                env = mapOf("WAVE_LOG" to "warn", "NO_COLOR" to "1", "WAVE_MODEL" to null, "WAVE_BASE_URL" to null, "WAVE_API_KEY" to null) + env,
                 stderr = { line -> System.err.println("[sidecar] $line") },
+                openUrl = openUrl,
             ),
         )
         started += sidecar

@@ -5,7 +5,9 @@
 package dev.wavemcp.intellij
 
 import com.intellij.DynamicBundle
+import com.intellij.ide.BrowserUtil
 import com.intellij.ide.plugins.PluginManagerCore
+import com.intellij.notification.NotificationAction
 import com.intellij.notification.NotificationGroupManager
 import com.intellij.notification.NotificationType
 import com.intellij.openapi.Disposable
@@ -15,6 +17,7 @@ import com.intellij.openapi.components.Service
 import com.intellij.openapi.diagnostic.logger
 import com.intellij.openapi.extensions.PluginId
 import com.intellij.openapi.fileEditor.FileEditorManager
+import com.intellij.openapi.ide.CopyPasteManager
 import com.intellij.openapi.project.Project
 import com.intellij.openapi.ui.Messages
 import com.intellij.openapi.vfs.LocalFileSystem
@@ -22,10 +25,13 @@ import com.intellij.openapi.wm.ToolWindowManager
 import dev.wavemcp.client.Host
 import dev.wavemcp.client.HostAction
 import dev.wavemcp.client.Lang
+import dev.wavemcp.client.OpenUrlHandler
+import dev.wavemcp.client.OpenUrlParams
 import dev.wavemcp.client.PageBridge
 import dev.wavemcp.client.SidecarLocator
 import dev.wavemcp.client.SidecarOptions
 import dev.wavemcp.client.WaveSidecar
+import java.awt.datatransfer.StringSelection
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.atomic.AtomicBoolean
@@ -70,7 +76,9 @@ class WaveProjectService(private val project: Project) : Disposable {
         val executable = SidecarLocator.find(pluginDir = pluginDir, projectDir = workdir)
             ?: error("wave-mcp was not found (bundled, in the project's target/, on PATH or in WAVE_MCP_SIDECAR)")
         log.info("starting $executable lsp in $workdir")
-        val started = WaveSidecar.start(SidecarOptions(executable = executable, workdir = workdir, stderr = { log.debug(it) }))
+        val started = WaveSidecar.start(
+            SidecarOptions(executable = executable, workdir = workdir, stderr = { log.debug(it) }, openUrl = SignInBrowser()),
+        )
         if (disposed) {
             started.shutdown()
             return
@@ -103,6 +111,35 @@ class WaveProjectService(private val project: Project) : Disposable {
         // LIFE-8: the sidecar ends every MCP process tree before it answers `shutdown`. Off the
         // EDT; should the IDE exit first, the end of the sidecar's stdin does the same.
         ApplicationManager.getApplication().executeOnPooledThread { side.shutdown() }
+    }
+
+    /**
+     * AUTH-2: the sidecar's `wave/mcp/openUrl`. The URL is always shown (a notification with
+     * "Copy URL") and opened in the user's browser with BrowserUtil; `false` (BrowserUtil threw)
+     * lets the sidecar open it itself. Called on a pool thread; answers without waiting for the
+     * user to finish signing in.
+     */
+    private inner class SignInBrowser : OpenUrlHandler {
+        override fun openUrl(params: OpenUrlParams): Boolean {
+            if (!params.url.startsWith("http://") && !params.url.startsWith("https://")) return false
+            val zh = lang == Lang.ZH
+            val message = if (zh) "登录 MCP 服务“${params.name}”：请在浏览器中完成登录。${params.url}"
+            else "Sign in to the MCP server \"${params.name}\" in your browser: ${params.url}"
+            NotificationGroupManager.getInstance().getNotificationGroup("Wave")
+                .createNotification(message, NotificationType.INFORMATION)
+                .addAction(NotificationAction.createSimple(if (zh) "复制链接" else "Copy URL") {
+                    CopyPasteManager.getInstance().setContents(StringSelection(params.url))
+                })
+                .addAction(NotificationAction.createSimple(if (zh) "打开链接" else "Open URL") { BrowserUtil.browse(params.url) })
+                .notify(project)
+            return try {
+                BrowserUtil.browse(params.url)
+                true
+            } catch (e: Exception) {
+                log.info("could not open the sign-in URL of ${params.name}: ${e.message}")
+                false
+            }
+        }
     }
 
     /** Runs [block] on the EDT and waits for it (host actions run one at a time, in order). */
