@@ -17,6 +17,7 @@ use rmcp::transport::auth::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tracing::instrument::WithSubscriber;
 
 use crate::auth::{self, Record};
 use crate::config::OAuthSettings;
@@ -145,8 +146,11 @@ pub(crate) async fn sign_in(
         )
     })??;
     drop(listener);
+    // rmcp logs the authorization code at debug level ("start exchange code for token"): the
+    // exchange runs with logging off so no `WAVE_LOG` level shows it (AUTH-6).
     session
         .handle_callback(code.expose(), &state)
+        .with_subscriber(tracing::subscriber::NoSubscriber::default())
         .await
         .map_err(describe)?;
     let credentials = tokens
