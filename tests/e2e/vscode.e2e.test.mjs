@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  addUserServer,
   CHROMIUM,
   CHROMIUM_ARGS,
   chromium,
@@ -26,6 +27,7 @@ import {
   runCommand,
   startCodeServer,
   startFakeModel,
+  startOAuthMcpServer,
   until,
   webviewFrame,
   writeUserSettings,
@@ -34,6 +36,7 @@ import {
 const sb = makeSandbox();
 const projectFile = path.join(sb.workspace, ".mcp.json");
 let model;
+let oauth;
 let server;
 let browser;
 let page;
@@ -48,6 +51,10 @@ before(async () => {
   fs.mkdirSync(outputDir, { recursive: true });
   for (const f of fs.readdirSync(outputDir)) if (f.endsWith(".png")) fs.rmSync(path.join(outputDir, f));
   model = await startFakeModel();
+  // AUTH-*: a remote server behind a real authorization server (the MCP TypeScript SDK's
+  // example), in the user config.
+  oauth = await startOAuthMcpServer();
+  addUserServer(sb, "remote", { type: "http", url: oauth.url });
   writeUserSettings(sb, {
     "wave.model.baseUrl": model.baseUrl,
     "wave.model.name": "fake-model",
@@ -72,6 +79,7 @@ after(async () => {
   await browser?.close();
   const stopped = await server?.stop();
   await model?.close();
+  const oauthGone = await oauth?.stop();
   // Stopping VS Code ends the extension host, the sidecar and every MCP server it started.
   await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
     console.error(e.message, processesMentioning(sb.root));
@@ -79,6 +87,7 @@ after(async () => {
   });
   if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
   void stopped;
+  assert.equal(oauthGone, true, "the OAuth server's process is gone (no orphan)");
 });
 
 describe("Wave MCP in a real VS Code (code-server)", () => {
@@ -105,8 +114,8 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     assert.equal(await chat.locator(".msg").count(), 0, "/mcp was not sent as a message");
     assert.equal(await chat.locator("#chat-input").inputValue(), "");
     assert.equal(model.requests.length, 0, "no model request");
-    // User tab first (gamma), then the project tab with alpha, beta, broken.
-    assert.deepEqual(await frame.locator("li.server-row").evaluateAll((els) => els.map((e) => e.dataset.server)), ["gamma"]);
+    // User tab first (gamma, and the OAuth server), then the project tab with alpha, beta, broken.
+    assert.deepEqual(await frame.locator("li.server-row").evaluateAll((els) => els.map((e) => e.dataset.server)), ["gamma", "remote"]);
     await frame.locator('button.source-tab[data-tab="project"]').click();
     assert.deepEqual(await frame.locator("li.server-row").evaluateAll((els) => els.map((e) => e.dataset.server)), [
       "alpha",
@@ -167,6 +176,67 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     const chat = await chatFrame();
     assert.equal(await chat.locator(".msg").count(), 0);
     await shot("05-error");
+  });
+
+  test("AUTH-1, AUTH-9, AUTH-5, UI-12: a needs-auth row, Sign in through openExternal, the row turns connected, Sign out", async () => {
+    await runCommand(page, "Wave: MCP Servers");
+    const frame = await settingsFrame();
+    await frame.locator('button.source-tab[data-tab="user"]').click();
+    const remote = row(frame, "remote");
+    await remote.locator("button[data-action=connect]").click();
+    // AUTH-1: the 401 makes it needs-auth (not error) with a reason that says how to sign in.
+    await until(async () => (await remote.getAttribute("data-status")) === "needs-auth", "remote needs-auth");
+    assert.equal(await remote.locator(".status").textContent(), "Sign-in required");
+    assert.match(await remote.locator(".auth-reason").textContent(), /sign in/i);
+    assert.equal(await remote.locator("button[data-action=login]").textContent(), "Sign in");
+    await shot("11-auth-needs-auth");
+
+    // Sign in: the sidecar asks the extension to open the authorization URL; openExternal opens
+    // it in a new browser window, which follows the redirects to the sidecar's callback.
+    const popup = page.waitForEvent("popup", { timeout: 60_000 });
+    await remote.locator("button[data-action=login]").click();
+    await until(async () => (await remote.locator("button[data-action=login]").textContent()) === "Waiting for browser...", "Waiting for browser...");
+    assert.equal(await remote.locator("button[data-action=cancel-login]").count(), 1);
+    // The URL is shown too, with Copy URL (AUTH-2).
+    const notice = page.locator(".notifications-toasts .notification-toast", { hasText: 'sign in to the MCP server "remote"' });
+    await notice.first().waitFor({ timeout: 30_000 });
+    assert.match(await notice.first().textContent(), new RegExp(`localhost:${oauth.authPort}/authorize`));
+    assert.equal(await notice.first().locator(".monaco-button", { hasText: "Copy URL" }).count(), 1);
+    await shot("12-auth-waiting-for-browser");
+    // VS Code may ask before it opens an external website.
+    const ask = page.locator(".monaco-dialog-box", { hasText: "open the external website" });
+    const opened = await Promise.race([
+      popup.then(() => "popup"),
+      ask.waitFor({ timeout: 60_000 }).then(() => "dialog"),
+    ]);
+    if (opened === "dialog") {
+      await shot("12b-auth-open-external-dialog");
+      await ask.locator(".monaco-button", { hasText: /^Open$/ }).click();
+    }
+    const win = await popup;
+    await win.waitForLoadState("load").catch(() => undefined);
+    await until(async () => (await remote.getAttribute("data-status")) === "connected", "remote connected after sign-in", 60_000);
+    assert.match(win.url(), /^http:\/\/127\.0\.0\.1:\d+\/callback\?/, "the browser window reached the loopback callback");
+    await win.close().catch(() => undefined);
+    assert.equal(await remote.locator(".status").textContent(), "Connected");
+    assert.equal(await remote.locator(".badge.signed-in").count(), 1);
+    assert.equal(await remote.locator("button[data-action=logout]").textContent(), "Sign out");
+    assert.ok(!fs.existsSync(path.join(sb.root, "browser-url.txt")), "opened by VS Code's openExternal, not the sidecar's fallback");
+    await shot("13-auth-signed-in-connected");
+
+    // AUTH-5: Sign out → disconnected, not signed in; the next dial finds it needs-auth.
+    await remote.locator("button[data-action=logout]").click();
+    await until(async () => (await remote.locator("button[data-action=logout]").count()) === 0, "Sign out done");
+    assert.equal(await remote.getAttribute("data-status"), "disconnected");
+    assert.equal(await remote.locator(".badge.signed-in").count(), 0);
+    await shot("14-auth-signed-out");
+    await remote.locator("button[data-action=connect]").click();
+    await until(async () => (await remote.getAttribute("data-status")) === "needs-auth", "needs-auth after sign-out");
+    // UI-12: no error notification; no chat message.
+    assert.equal(await page.locator(".notifications-toasts .notification-toast", { hasText: "Could not sign" }).count(), 0);
+    const chat = await chatFrame();
+    assert.equal(await chat.locator(".msg").count(), 0);
+    await frame.locator('button.source-tab[data-tab="project"]').click();
   });
 
   test("DEL-1, DEL-2: Delete asks with server and path; Cancel keeps it; Confirm removes only that entry", async () => {
