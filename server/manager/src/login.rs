@@ -261,62 +261,81 @@ async fn bind_callback(port: Option<u16>, required: bool) -> Result<TcpListener,
 
 /// Serves the loopback redirect until `/callback` arrives. Other requests (a favicon, a probe,
 /// bytes that are not HTTP) get an error page and are otherwise ignored; a callback with
-/// `error`, a wrong `state` or no `code` ends the sign-in with that cause.
+/// `error`, a wrong `state` or no `code` ends the sign-in with that cause. Connections are
+/// served side by side, so one that sends nothing (a browser's preconnect) never holds up the
+/// redirect.
 async fn wait_for_code(listener: &TcpListener, state: &str) -> Result<auth::Secret, String> {
+    let mut serving = futures::stream::FuturesUnordered::new();
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let target =
-            match tokio::time::timeout(REQUEST_READ_TIMEOUT, request_target(&mut stream)).await {
-                Ok(Some(target)) => target,
-                _ => {
-                    respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
-                    continue;
+        tokio::select! {
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted {
+                    serving.push(serve_callback(stream, state));
                 }
-            };
-        let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
-            respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
-            continue;
-        };
-        if url.path() != "/callback" {
-            respond(&mut stream, "404 Not Found", "Not a sign-in callback.").await;
-            continue;
-        }
-        let param = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        };
-        let outcome = match (param("error"), param("state"), param("code")) {
-            (Some(error), _, _) => {
-                let detail = param("error_description")
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default();
-                Err(format!(
-                    "the authorization server refused the sign-in ({error}{detail})"
-                ))
             }
-            (None, got, _) if got.as_deref() != Some(state) => Err(
-                "the browser's callback carried a wrong `state` (a possible forged request); sign-in aborted"
-                    .to_string(),
-            ),
-            (None, _, None) => Err("the browser's callback carried no authorization code".into()),
-            (None, _, Some(code)) => Ok(auth::Secret::new(code)),
-        };
-        match &outcome {
-            Ok(_) => {
-                respond(
-                    &mut stream,
-                    "200 OK",
-                    "Signed in. You can close this tab and return to your editor.",
-                )
-                .await
+            Some(outcome) = futures::StreamExt::next(&mut serving) => {
+                if let Some(outcome) = outcome {
+                    return outcome;
+                }
             }
-            Err(reason) => respond(&mut stream, "400 Bad Request", reason).await,
         }
-        return outcome;
     }
+}
+
+/// One connection to the callback server: `None` when it was not the callback.
+async fn serve_callback(
+    mut stream: TcpStream,
+    state: &str,
+) -> Option<Result<auth::Secret, String>> {
+    let target = match tokio::time::timeout(REQUEST_READ_TIMEOUT, request_target(&mut stream)).await
+    {
+        Ok(Some(target)) => target,
+        _ => {
+            respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
+            return None;
+        }
+    };
+    let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
+        respond(&mut stream, "400 Bad Request", "Not a sign-in callback.").await;
+        return None;
+    };
+    if url.path() != "/callback" {
+        respond(&mut stream, "404 Not Found", "Not a sign-in callback.").await;
+        return None;
+    }
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let outcome = match (param("error"), param("state"), param("code")) {
+        (Some(error), _, _) => {
+            let detail = param("error_description")
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            Err(format!(
+                "the authorization server refused the sign-in ({error}{detail})"
+            ))
+        }
+        (None, got, _) if got.as_deref() != Some(state) => Err(
+            "the browser's callback carried a wrong `state` (a possible forged request); sign-in aborted"
+                .to_string(),
+        ),
+        (None, _, None) => Err("the browser's callback carried no authorization code".into()),
+        (None, _, Some(code)) => Ok(auth::Secret::new(code)),
+    };
+    match &outcome {
+        Ok(_) => {
+            respond(
+                &mut stream,
+                "200 OK",
+                "Signed in. You can close this tab and return to your editor.",
+            )
+            .await
+        }
+        Err(reason) => respond(&mut stream, "400 Bad Request", reason).await,
+    }
+    Some(outcome)
 }
 
 /// The request target of an HTTP `GET`, read up to the end of the request line.

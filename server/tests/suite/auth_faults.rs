@@ -750,3 +750,49 @@ async fn auth8_callback_server_survives_malformed_requests_and_keeps_waiting() {
     assert!(credentials(&sandbox)["servers"].get(&peer.alpha).is_some());
     peer.stop().await;
 }
+
+/// AUTH-8 (callback server): a connection that opens and sends nothing (a browser's speculative
+/// preconnect) does not hold up the real redirect: the callback is answered while the idle
+/// connection is still unanswered, and that one is only closed, never answered, once sign-in is
+/// done.
+#[tokio::test]
+async fn auth8_callback_server_answers_the_redirect_while_another_connection_sits_idle() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    let idle: Arc<std::sync::Mutex<Option<TcpStream>>> = Arc::default();
+    let holder = idle.clone();
+    let opener: wave_mcp_manager::UrlOpener = Arc::new(move |url: String| {
+        let holder = holder.clone();
+        Box::pin(async move {
+            let marker = "redirect_uri=http%3A%2F%2F127.0.0.1%3A";
+            let tail = &url[url.find(marker).expect("a loopback redirect_uri") + marker.len()..];
+            let port: u16 = tail[..tail.find('%').unwrap()].parse().unwrap();
+            let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            *holder.lock().unwrap() = Some(stream);
+            let fetched = tokio::process::Command::new("curl")
+                .args(["-sS", "-L", "-o", "/dev/null", &url])
+                .status()
+                .await;
+            fetched.is_ok_and(|s| s.success())
+        })
+    });
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .login("alpha", opener, Duration::from_secs(120))
+        .await
+        .expect("sign-in");
+    let mut stream = idle.lock().unwrap().take().expect("the idle connection");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    assert!(
+        answer.is_empty(),
+        "the idle connection was served before the redirect: {}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert_eq!(status(&manager, "alpha"), Status::Connected);
+    manager.cleanup().await;
+    peer.stop().await;
+}
