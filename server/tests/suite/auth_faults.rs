@@ -796,3 +796,113 @@ async fn auth8_callback_server_answers_the_redirect_while_another_connection_sit
     manager.cleanup().await;
     peer.stop().await;
 }
+
+/// An OpenAI-compatible model on 127.0.0.1 whose first answer calls `mcp__alpha__whoami` and
+/// whose next one reports the result. Returns its base URL and every request body it got.
+async fn whoami_model() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    let handler = move |body: axum::body::Bytes| {
+        let seen = seen.clone();
+        async move {
+            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
+            let answered = request["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+            let message = if answered {
+                json!({ "role": "assistant", "content": "done" })
+            } else {
+                json!({
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{
+                        "id": "call-1",
+                        "type": "function",
+                        "function": { "name": "mcp__alpha__whoami", "arguments": "{}" },
+                    }],
+                })
+            };
+            let reply = json!({
+                "id": "fake",
+                "object": "chat.completion",
+                "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+            });
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                reply.to_string(),
+            )
+        }
+    };
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{address}/v1"), requests)
+}
+
+/// AUTH-6: a chat turn that calls a signed-in server's tool (after a refresh, at
+/// `WAVE_LOG=trace`) leaves no token, code or verifier in its output, the transcript under
+/// `~/.wave/sessions/`, or the requests sent to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth6_chat_transcript_and_model_requests_carry_no_secret() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    let mut outputs = vec![login(&sandbox, "alpha", &[("WAVE_LOG", "trace")])];
+    age_token(&sandbox, &peer.alpha);
+    let (base_url, requests) = whoami_model().await;
+    let mut chat = tokio::process::Command::from(command(
+        &sandbox,
+        &["chat"],
+        &[
+            ("WAVE_LOG", "trace"),
+            ("WAVE_BASE_URL", &base_url),
+            ("WAVE_MODEL", "fake"),
+            ("WAVE_API_KEY", "not-a-secret"),
+        ],
+    ));
+    chat.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = chat.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"who am I?\n/exit\n").await.unwrap();
+    }
+    let output = child.wait_with_output().await.unwrap();
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    assert!(out.contains("done"), "the turn ran: {out}");
+    outputs.push(out);
+    let sent = requests.lock().unwrap().clone();
+    assert!(
+        sent.iter().any(|r| r.contains("client-")),
+        "the tool result reached the model: {sent:?}"
+    );
+    outputs.extend(sent);
+    let sessions = sandbox.home.join(".wave/sessions");
+    let mut transcripts = 0;
+    for entry in std::fs::read_dir(&sessions).expect("a transcript directory") {
+        outputs.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        transcripts += 1;
+    }
+    assert!(transcripts >= 1, "a transcript was written");
+    let stats = peer.stats();
+    assert_eq!(
+        stats["refresh_ok"], 1,
+        "the turn refreshed the token: {stats}"
+    );
+    for secret in stats["secrets"].as_array().unwrap() {
+        let secret = secret.as_str().unwrap();
+        for (i, output) in outputs.iter().enumerate() {
+            assert!(!output.contains(secret), "a secret leaked into output #{i}");
+        }
+    }
+    peer.stop().await;
+}
