@@ -260,7 +260,7 @@ def make_as_handler(state: State, issuer_box: list):
                 return self.token(body)
             if url.path == "/revoke":
                 state.count("as:revoke")
-                token = body.get("token", "")
+                token = body.get("token") or query.get("token", "")
                 with state.lock:
                     found = state.access.pop(token, None) or state.refresh.pop(token, None)
                     if found is not None:

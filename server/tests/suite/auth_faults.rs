@@ -906,3 +906,62 @@ async fn auth6_chat_transcript_and_model_requests_carry_no_secret() {
     }
     peer.stop().await;
 }
+
+/// AUTH-4: an access token the resource server rejects before its stored expiry (revoked at
+/// the authorization server) is refreshed once and the dial goes on with the new token.
+#[tokio::test]
+async fn auth4_rejected_access_token_is_refreshed_once() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    let old = stored_tokens(&sandbox, &peer.alpha);
+    let access = old["access_token"].as_str().unwrap();
+    let (status, body) = peer.request("POST", &format!("/revoke?token={access}"));
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        peer.stats()["revoked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == access)
+    );
+
+    let tools = cli(&sandbox, &["tools", "alpha"], &[]);
+    assert!(tools.status.success(), "{}", text(&tools));
+    let stats = peer.stats();
+    assert_eq!(stats["refresh_ok"], 1, "{stats}");
+    assert_ne!(
+        stored_tokens(&sandbox, &peer.alpha)["access_token"],
+        old["access_token"]
+    );
+    peer.stop().await;
+}
+
+/// AUTH-8: a failed sign-in again to a server that is already signed in (the token endpoint
+/// refuses the new code) keeps its stored credentials byte for byte, and it still connects.
+#[tokio::test]
+async fn auth8_failed_second_sign_in_keeps_the_existing_sign_in() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "alpha", &[]);
+    let before = std::fs::read(credentials_file(&sandbox)).unwrap();
+    peer.fault("token-error");
+    let browser = browser(&sandbox, true);
+    let output = cli(&sandbox, &["login", "alpha"], &[("BROWSER", &browser)]);
+    let out = text(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("sign-in to MCP server \"alpha\" failed"),
+        "{out}"
+    );
+    assert!(out.contains("token endpoint"), "{out}");
+    assert!(before == std::fs::read(credentials_file(&sandbox)).unwrap());
+    assert_eq!(dial_status(&sandbox, "alpha").await, Status::Connected);
+    peer.stop().await;
+}
