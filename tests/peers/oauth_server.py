@@ -14,8 +14,11 @@ One process, all on 127.0.0.1 (port 0 = a free one):
   (RFC 7591), /authorize (approves at once: 302 to the redirect URI with code and state),
   /token (authorization_code with PKCE S256 verified and `resource` recorded; refresh_token with
   rotation: each refresh token is good once, a reuse is `invalid_grant` and counted), /revoke
-  (RFC 7009), and for the tests /stats (JSON counts) and POST /fault?name=NAME&on=1|0 (turns a
-  fault on or off at run time; the flags above turn them on at start).
+  (RFC 7009), and for the tests GET /stats (JSON: requests per endpoint, refreshes, refresh-token
+  reuses, revoked tokens, the tokens each resource server was presented, every secret handed out
+  or received) and POST /fault?name=NAME&on=1|0 (turns a fault on or off at run time; the flags
+  above turn them on at start), /fault?name=expires-in&value=S, /fault?name=refresh-delay-ms&value=MS
+  (holds each refresh so that concurrent ones overlap).
 
 When everything listens it prints one JSON line on stdout:
 {"pid": ..., "a": "http://127.0.0.1:P/mcp", "b": "http://127.0.0.1:P2/mcp", "as": "http://127.0.0.1:Q"}

@@ -513,14 +513,13 @@ async fn auth6_a_token_goes_only_to_its_server_and_never_into_any_output() {
 
 /// One AUTH-8 case: beta is signed in first; with `fault` on, `wave-mcp login alpha` fails with
 /// an error naming alpha and containing `cause`, and the credential file is byte-for-byte what
-/// it was. Returns the login's output.
+/// it was. Returns the sandbox and the peer for the case's own checks.
 async fn auth8_case(fault: Option<&str>, follow: bool, cause: &str) -> (Sandbox, OAuthPeer) {
     let sandbox = Sandbox::new();
     let peer = OAuthPeer::start(&sandbox, &[]).expect("peer present (checked by the caller)");
     configure(&sandbox, &peer);
     login(&sandbox, "beta", &[]);
     let before = std::fs::read(credentials_file(&sandbox)).unwrap();
-    let runs = browser_runs(&sandbox);
     if let Some(fault) = fault {
         peer.fault(fault);
     }
@@ -544,7 +543,6 @@ async fn auth8_case(fault: Option<&str>, follow: bool, cause: &str) -> (Sandbox,
     assert!(!out.to_lowercase().contains("panick"), "{out}");
     let after = std::fs::read(credentials_file(&sandbox)).unwrap();
     assert!(before == after, "the credential file changed");
-    let _ = runs;
     (sandbox, peer)
 }
 
