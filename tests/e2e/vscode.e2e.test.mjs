@@ -193,6 +193,19 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
 
     // Sign in: the sidecar asks the extension to open the authorization URL; openExternal opens
     // it in a new browser window, which follows the redirects to the sidecar's callback.
+    // The browser window's request to /authorize is held until the waiting state was seen (the
+    // authorization server approves at once, so the wait would otherwise be too short to see).
+    let release;
+    const gate = new Promise((r) => (release = r));
+    // (code-server may hand a localhost URL to the browser through its own port proxy,
+    // /proxy/<port>/..., so match by path.)
+    const isAuthorize = (url) => url.pathname.endsWith("/authorize") && url.searchParams.has("code_challenge");
+    const authorizeRequests = [];
+    await page.context().route(isAuthorize, async (route) => {
+      authorizeRequests.push(route.request().url());
+      await gate;
+      await route.continue();
+    });
     const popup = page.waitForEvent("popup", { timeout: 60_000 });
     await remote.locator("button[data-action=login]").click();
     await until(async () => (await remote.locator("button[data-action=login]").textContent()) === "Waiting for browser...", "Waiting for browser...");
@@ -203,21 +216,34 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     assert.match(await notice.first().textContent(), new RegExp(`localhost:${oauth.authPort}/authorize`));
     assert.equal(await notice.first().locator(".monaco-button", { hasText: "Copy URL" }).count(), 1);
     await shot("12-auth-waiting-for-browser");
-    // VS Code may ask before it opens an external website.
-    const ask = page.locator(".monaco-dialog-box", { hasText: "open the external website" });
+    assert.equal(await remote.getAttribute("data-status"), "needs-auth", "nothing signed in before the browser");
+    // VS Code may ask before it opens an external website, and in a browser (code-server) the
+    // page's popup blocker may have stopped window.open (the click's user activation is over by
+    // the time the sidecar asks): VS Code then asks to open it anyway. Either way: click Open.
+    const ask = page.locator(".monaco-dialog-box", { hasText: /open the external website|interrupted the opening/ });
+    // (Playwright's popup event fires only once the window's first response arrives, which the
+    // gate holds: watch the held request instead.)
     const opened = await Promise.race([
-      popup.then(() => "popup"),
+      until(() => authorizeRequests.length > 0, "the browser window's authorization request", 60_000).then(() => "window"),
       ask.waitFor({ timeout: 60_000 }).then(() => "dialog"),
-    ]);
+    ]).catch(async (e) => {
+      await shot("12-auth-FAILED-no-browser-window");
+      throw e;
+    });
     if (opened === "dialog") {
-      await shot("12b-auth-open-external-dialog");
+      await shot("12b-auth-open-in-browser-dialog");
       await ask.locator(".monaco-button", { hasText: /^Open$/ }).click();
     }
+    await until(() => authorizeRequests.length > 0, "the browser window's authorization request");
+    // Still waiting while the browser has not been let through.
+    assert.equal(await remote.locator("button[data-action=login]").textContent(), "Waiting for browser...");
+    release();
     const win = await popup;
     await win.waitForLoadState("load").catch(() => undefined);
     await until(async () => (await remote.getAttribute("data-status")) === "connected", "remote connected after sign-in", 60_000);
     assert.match(win.url(), /^http:\/\/127\.0\.0\.1:\d+\/callback\?/, "the browser window reached the loopback callback");
     await win.close().catch(() => undefined);
+    await page.context().unroute(isAuthorize);
     assert.equal(await remote.locator(".status").textContent(), "Connected");
     assert.equal(await remote.locator(".badge.signed-in").count(), 1);
     assert.equal(await remote.locator("button[data-action=logout]").textContent(), "Sign out");
