@@ -335,6 +335,10 @@ describe("sign-in rows (AUTH-1, AUTH-5, AUTH-9, UI-12)", () => {
     expect(b.cancelLogin).toBe(true);
     expect(b.busy).toBe(true);
     expect(b.logout).toBeNull();
+    // Signed in, now connecting with the new tokens: Connecting...
+    const connecting = rowButtons(remote({ status: "connecting", signedIn: true }), "signingIn");
+    expect(connecting.primary).toEqual({ label: "connectingEllipsis", action: "login", disabled: true });
+    expect(connecting.logout).toBeNull();
   });
 
   it("AUTH-9, AUTH-5: a signed-in row offers Sign out beside Disconnect; Signing out... while it runs", () => {

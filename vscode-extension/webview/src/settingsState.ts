@@ -126,7 +126,9 @@ export function rowButtons(server: McpServerView, pending: Pending | undefined):
   let primary: RowButtons["primary"];
   if (pending === "connecting") primary = { label: "connectingEllipsis", action: "connect", disabled: true };
   else if (pending === "disconnecting") primary = { label: "disconnectingEllipsis", action: "disconnect", disabled: true };
-  else if (pending === "signingIn") primary = { label: "waitingForBrowser", action: "login", disabled: true };
+  else if (pending === "signingIn")
+    // The browser came back and the sidecar now connects with the new tokens.
+    primary = { label: server.status === "connecting" ? "connectingEllipsis" : "waitingForBrowser", action: "login", disabled: true };
   else
     switch (server.status) {
       case "connected":
