@@ -10,6 +10,7 @@ mod idle;
 mod readiness;
 mod roundtrip;
 mod sidecar;
+mod signin;
 mod turn;
 mod util;
 
@@ -44,16 +45,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-5"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-6"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5],
+            None => vec![1, 2, 3, 4, 5, 6],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -301,6 +302,30 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             ratio: fmt_ratio(lag),
             target: "≈ 1× (keeps up)",
             verdict: verdict(lag <= 1.1),
+        });
+    }
+    if wanted(6) {
+        eprintln!("row 6: a warm dial of a signed-in server");
+        let repeats = if quick { 5 } else { 41 };
+        let r = signin::run(repeats).await?;
+        let ratio = r.signed_in / r.plain;
+        table.push(Row {
+            id: "6a",
+            figure: format!("warm dial with stored tokens, Streamable HTTP (median of {repeats})"),
+            ours: fmt_time(r.signed_in),
+            baseline: format!("no auth: {}", fmt_time(r.plain)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.05×",
+            verdict: verdict(ratio <= 1.05),
+        });
+        table.push(Row {
+            id: "6b",
+            figure: "  requests to the authorization server during those dials".into(),
+            ours: r.auth_server_requests.to_string(),
+            baseline: String::new(),
+            ratio: String::new(),
+            target: "0",
+            verdict: verdict(r.auth_server_requests == 0),
         });
     }
     Ok(table)

@@ -165,7 +165,12 @@ fn print_server(server: &ServerSnapshot) {
         );
     }
     if let Some(url) = &server.url {
-        println!("  url:     {url}");
+        let signed_in = if server.signed_in {
+            "  (signed in)"
+        } else {
+            ""
+        };
+        println!("  url:     {url}{signed_in}");
     }
     if let Some(path) = &server.config_path {
         println!("  config:  {}", path.display());

@@ -262,6 +262,7 @@ mod tests {
             last_connected_at: Some(DateTime::from_timestamp(1_700_000_000, 5).unwrap()),
             instructions: instructions.map(str::to_string),
             connection_id: Some(1),
+            signed_in: false,
         }
     }
 

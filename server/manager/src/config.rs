@@ -412,7 +412,7 @@ pub enum Transport {
 
 /// How a remote server signs in, with `${VAR}` expanded. A transport has none when its entry
 /// sets its own `Authorization` header: that server never starts OAuth (AUTH-7).
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OAuthSettings {
     pub client_id: Option<String>,
     pub client_secret: Option<crate::auth::Secret>,
@@ -661,6 +661,61 @@ mod tests {
             base_dir: PathBuf::from("/base"),
             config: parse_server(&config, "mcpServers.s"),
         }
+    }
+
+    // AUTH-2: the `oauth` object, each bad field named.
+    #[test]
+    fn oauth_keys_parse_and_bad_ones_name_the_field() {
+        let v = serde_json::json!({"url": "http://x", "oauth": {
+            "clientId": "id", "clientSecret": "${S}", "scopes": ["a", "b"], "callbackPort": 33418
+        }});
+        let oauth = parse_server(&v, "mcpServers.s").unwrap().oauth.unwrap();
+        assert_eq!(oauth.client_id.as_deref(), Some("id"));
+        assert_eq!(oauth.scopes, ["a", "b"]);
+        assert_eq!(oauth.callback_port, Some(33418));
+        assert!(!format!("{oauth:?}").contains("${S}"), "secret in Debug");
+        for (oauth, error) in [
+            (
+                serde_json::json!("x"),
+                "mcpServers.s.oauth: expected an object",
+            ),
+            (
+                serde_json::json!({"callbackPort": 70000}),
+                "mcpServers.s.oauth.callbackPort: expected a port number (1-65535)",
+            ),
+            (
+                serde_json::json!({"callbackPort": "1"}),
+                "mcpServers.s.oauth.callbackPort: expected a port number (1-65535)",
+            ),
+            (
+                serde_json::json!({"scopes": "a"}),
+                "mcpServers.s.oauth.scopes: expected an array of strings",
+            ),
+            (
+                serde_json::json!({"clientId": 5}),
+                "mcpServers.s.oauth.clientId: expected a string",
+            ),
+        ] {
+            let v = serde_json::json!({"url": "http://x", "oauth": oauth});
+            assert_eq!(parse_server(&v, "mcpServers.s").unwrap_err(), error);
+        }
+    }
+
+    // AUTH-7: an own `Authorization` header (any case) turns OAuth off; otherwise it is on, with
+    // the secret expanded and never printed.
+    #[test]
+    fn own_authorization_header_means_no_oauth() {
+        let vars = env(&[("S", "hunter2")]);
+        let header =
+            entry(serde_json::json!({"url": "http://x", "headers": {"authorization": "Bearer t"}}));
+        let transport = resolve(&header, Path::new("/w"), &vars).unwrap();
+        assert_eq!(transport.remote(), Some(("http://x", None)));
+        let oauth = entry(serde_json::json!({"type": "sse", "url": "http://x",
+            "oauth": {"clientSecret": "${S}"}}));
+        let transport = resolve(&oauth, Path::new("/w"), &vars).unwrap();
+        let settings = transport.remote().unwrap().1.unwrap();
+        assert_eq!(settings.client_secret.as_ref().unwrap().expose(), "hunter2");
+        assert!(!format!("{:?}", settings.client_secret).contains("hunter2"));
     }
 
     // CFG-5, CFG-6

@@ -425,15 +425,20 @@ mod tests {
         let (url, _peer, _push) = start().await;
         let missing = url.replace("/sse", "/nowhere");
         let headers = [("X-Key".to_string(), "s3cret".to_string())];
-        let err = connect_sse(&missing, &headers).await.err().unwrap();
+        let err = connect_sse(&missing, &headers)
+            .await
+            .err()
+            .unwrap()
+            .reason();
         assert_eq!(err, "sse endpoint returned 404 Not Found");
         let bad = [("X-Key".to_string(), "line\nbreak-s3cret".to_string())];
-        let err = connect_sse(&url, &bad).await.err().unwrap();
+        let err = connect_sse(&url, &bad).await.err().unwrap().reason();
         assert!(!err.contains("s3cret"), "{err}");
         let err = connect_sse("http://127.0.0.1:1/sse", &[])
             .await
             .err()
-            .unwrap();
+            .unwrap()
+            .reason();
         assert!(err.starts_with("sse endpoint unreachable: "), "{err}");
         assert!(!err.contains('\n'), "{err}");
     }
