@@ -488,6 +488,26 @@ describe("sign-in to a remote server with a real authorization server (MCP TypeS
       assert.doesNotMatch(shown, /access_token|refresh_token|Bearer /i);
       await shot(page, "22-signed-in-connected");
 
+      // UI-12: a sign-out the host could not carry out is a notification and the row's error;
+      // the row stays signed in.
+      relay.failNext("wave/mcp/logout", {
+        code: -32803,
+        message: "cannot rewrite /x/.wave/mcp-credentials.json: permission denied",
+        data: { kind: "io", path: "/x/.wave/mcp-credentials.json" },
+      });
+      await remote.locator("button[data-action=logout]").click();
+      await remote.locator(".action-error").waitFor();
+      assert.equal(
+        await remote.locator(".action-error").textContent(),
+        'Could not sign out of "remote": cannot rewrite /x/.wave/mcp-credentials.json: permission denied',
+      );
+      const notices = relay.hostLog.filter((e) => e.method === "host/notify");
+      assert.equal(notices.length, 1);
+      assert.equal(notices[0].params.level, "error");
+      assert.equal(await remote.locator("button[data-action=logout]").textContent(), "Sign out");
+      assert.equal(await remote.getAttribute("data-status"), "connected");
+      relay.hostLog.length = 0;
+
       // AUTH-5: Sign out → disconnected, not signed in; the next dial finds it needs-auth.
       await remote.locator("button[data-action=logout]").click();
       await until(async () => (await remote.locator("button[data-action=logout]").count()) === 0, "Sign out gone");
