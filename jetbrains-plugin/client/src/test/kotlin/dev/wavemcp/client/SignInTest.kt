@@ -181,6 +181,31 @@ class SignInTest {
     }
 
     @Test
+    fun `AUTH-9 a newer login of the same server cancels the older one (signInCancelled), then signs in`() = Sandbox().use { sb ->
+        sb.writeProject(remoteConfig(sb))
+        val asked = CopyOnWriteArrayList<OpenUrlParams>()
+        // The first URL is left alone (the user never finishes there); the second is followed.
+        val sidecar = sb.start(openUrl = { p ->
+            asked += p
+            if (asked.size > 1) Thread { runCatching { OAuthMcpServer.browse(p.url) } }.apply { isDaemon = true }.start()
+            true
+        })
+        assertEquals(McpStatus.NEEDS_AUTH, sidecar.connect("remote").server("remote")!!.status)
+        val first = sidecar.loginAsync("remote")
+        eventually(message = { "the first wave/mcp/openUrl" }) { asked.size == 1 }
+        val second = sidecar.loginAsync("remote")
+        assertTrue(sidecar.pendingLogin("remote") === second, "the newer login is the one tracked")
+        val failure = runCatching { first.snapshot.get(20, TimeUnit.SECONDS) }.exceptionOrNull()
+        val cause = (failure as? ExecutionException)?.cause as? RpcException
+        assertEquals(ErrorKind.SIGN_IN_CANCELLED, cause?.kind, "failure: $failure")
+        val row = second.snapshot.get(60, TimeUnit.SECONDS).server("remote")!!
+        assertEquals(McpStatus.CONNECTED, row.status, "row: $row")
+        assertTrue(row.signedIn)
+        assertNull(sidecar.pendingLogin("remote"))
+        assertFalse(sidecar.logout("remote").server("remote")!!.signedIn)
+    }
+
+    @Test
     fun `AUTH-9 UI-12 the page bridge forwards login and logout and cancels through host-cancelLogin`() = Sandbox().use { sb ->
         sb.writeProject(remoteConfig(sb))
         val asked = CopyOnWriteArrayList<OpenUrlParams>()
