@@ -20,6 +20,7 @@ import com.intellij.openapi.fileEditor.FileEditorManager
 import com.intellij.openapi.ide.CopyPasteManager
 import com.intellij.openapi.project.Project
 import com.intellij.openapi.ui.Messages
+import com.intellij.openapi.util.text.StringUtil
 import com.intellij.openapi.vfs.LocalFileSystem
 import com.intellij.openapi.wm.ToolWindowManager
 import dev.wavemcp.client.Host
@@ -126,7 +127,8 @@ class WaveProjectService(private val project: Project) : Disposable {
             val message = if (zh) "登录 MCP 服务“${params.name}”：请在浏览器中完成登录。${params.url}"
             else "Sign in to the MCP server \"${params.name}\" in your browser: ${params.url}"
             NotificationGroupManager.getInstance().getNotificationGroup("Wave")
-                .createNotification(message, NotificationType.INFORMATION)
+                // Notification content is HTML: the URL's `&`s must stay text.
+                .createNotification(StringUtil.escapeXmlEntities(message), NotificationType.INFORMATION)
                 .addAction(NotificationAction.createSimple(if (zh) "复制链接" else "Copy URL") {
                     CopyPasteManager.getInstance().setContents(StringSelection(params.url))
                 })
