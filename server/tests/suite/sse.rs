@@ -80,7 +80,8 @@ async fn cfg_5_sec_1_headers_reach_the_stream_and_every_post() {
     assert_eq!(result_text(&echoed), "with key");
     for name in ["wrong-key", "no-key"] {
         let snapshot = server(&manager, name);
-        assert_eq!(snapshot.status, Status::Error, "{name}");
+        // A 401 without an own `Authorization` header asks for a sign-in (AUTH-1).
+        assert_eq!(snapshot.status, Status::NeedsAuth, "{name}");
         let reason = snapshot.error.unwrap();
         assert!(
             reason.contains("sse endpoint returned 401 Unauthorized"),
@@ -111,7 +112,8 @@ async fn cfg_7_http_server_that_only_speaks_sse_is_an_error_without_fallback() {
     manager.start_turn_dials().unwrap().settled().await;
     for name in ["typed", "untyped"] {
         let snapshot = server(&manager, name);
-        assert_eq!(snapshot.status, Status::Error, "{name}");
+        // A 401 without an own `Authorization` header asks for a sign-in (AUTH-1).
+        assert_eq!(snapshot.status, Status::NeedsAuth, "{name}");
         assert_eq!(snapshot.transport, "http", "{name}");
         assert!(snapshot.error.is_some(), "{name}");
     }
