@@ -1,6 +1,7 @@
 //! wave-mcp-test-server: a scriptable MCP server (stdio, Streamable HTTP or legacy HTTP+SSE)
 //! used by the wave-mcp test suite and demo to exercise the client against slow, failing,
-//! crashing, stubborn and process-spawning servers, and dropped or refused SSE streams.
+//! crashing, stubborn and process-spawning servers, and dropped or refused SSE streams. Its
+//! `set_tools` tool changes the tool list and sends `notifications/tools/list_changed`.
 
 use std::{
     collections::HashMap,
@@ -40,9 +41,10 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext, wrapper::Parameters},
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
         ContentBlock, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-        ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
+        ServerConfig, ServerJsonRpcMessage,
     },
     schemars::{self, JsonSchema},
     service::RequestContext,
@@ -58,7 +60,11 @@ use serde_json::json;
 const LONG_TOOL_NAME: &str =
     "this_is_a_deliberately_very_long_tool_name_used_to_check_the_sixty_four_character_cap";
 
-/// Every tool this server knows, in the order `tools/list` reports them.
+/// The tool that replaces the tool list and announces `tools/list_changed` (CACHE-5). Only
+/// exposed when named in `--tools`, so the default list stays as it was.
+const SET_TOOLS: &str = "set_tools";
+
+/// Every tool this server exposes by default; `--tools` may also name [`SET_TOOLS`].
 const ALL_TOOLS: &[&str] = &[
     "echo",
     "add",
@@ -175,8 +181,19 @@ struct Settings {
     instructions: Option<String>,
     slow_initialize: Option<Duration>,
     fail_initialize: bool,
-    tools: Vec<String>,
+    /// The tools `tools/list` reports and `tools/call` accepts now; `set_tools` replaces them.
+    tools: Mutex<Vec<String>>,
     events: EventLog,
+}
+
+impl Settings {
+    fn tools(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.tools.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn exposes(&self, tool: &str) -> bool {
+        self.tools().iter().any(|t| t == tool)
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -194,6 +211,12 @@ struct AddArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct SetToolsArgs {
+    /// Comma-separated tool names, as `--tools` takes them ("" or "none": no tool at all).
+    tools: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct SlowArgs {
     /// How long to sleep, in milliseconds.
     ms: u64,
@@ -207,17 +230,23 @@ struct TestServer {
 
 #[tool_router]
 impl TestServer {
+    /// Every route stays in the router; `Settings::tools` decides which ones are visible.
     fn new(settings: Arc<Settings>) -> Self {
-        let mut tool_router = Self::tool_router();
-        for name in ALL_TOOLS {
-            if !settings.tools.iter().any(|wanted| wanted == name) {
-                tool_router.remove_route(name);
-            }
-        }
         Self {
             settings,
-            tool_router,
+            tool_router: Self::tool_router(),
         }
+    }
+
+    #[tool(
+        description = "Replace this server's tool list with the given one, then send notifications/tools/list_changed."
+    )]
+    fn set_tools(&self, Parameters(args): Parameters<SetToolsArgs>) -> Result<String, McpError> {
+        let tools = parse_tools(Some(&args.tools))
+            .map_err(|e| McpError::invalid_params(format!("{e:#}"), None))?;
+        let answer = format!("tools: {}", tools.join(","));
+        *self.settings.tools() = tools;
+        Ok(answer)
     }
 
     #[tool(description = "Echo the given text back.")]
@@ -285,7 +314,12 @@ impl TestServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if self.settings.exposes(SET_TOOLS) {
+            if let Some(tools) = capabilities.tools.as_mut() {
+                tools.list_changed = Some(true);
+            }
+        }
         let implementation = Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
         let config = ServerConfig::new(capabilities).with_server_info(implementation);
         match &self.settings.instructions {
@@ -323,8 +357,53 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.settings.events.record("call", Some(&request.name));
+        if !self.settings.exposes(&request.name) {
+            return Err(McpError::invalid_params("tool not found", None));
+        }
+        let name = request.name.clone();
+        let peer = context.peer.clone();
         let call = ToolCallContext::new(self, request, context);
-        self.tool_router.call(call).await
+        let response = self.tool_router.call(call).await;
+        if name == SET_TOOLS && response.is_ok() {
+            // After the new list is in place, so the client's refresh sees it.
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::warn!("cannot send tools/list_changed: {error}");
+            }
+            self.settings.events.record("list-changed", None);
+        }
+        response
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        // As `#[tool_handler]` would answer, with only the tools exposed now.
+        let supports_cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| self.settings.exposes(&tool.name))
+            .collect();
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: supports_cache_hints.then_some(0),
+            cache_scope: supports_cache_hints.then_some(CacheScope::Public),
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if !self.settings.exposes(name) {
+            return None;
+        }
+        self.tool_router.get(name).cloned()
     }
 }
 
@@ -356,7 +435,8 @@ fn dirty_input_schema() -> JsonObject {
     }
 }
 
-/// Parses `--tools`: absent means every tool, "" or "none" means no tool.
+/// Parses `--tools`: absent means every tool of [`ALL_TOOLS`], "" or "none" means no tool;
+/// [`SET_TOOLS`] may be named too.
 fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
     let Some(list) = list else {
         return Ok(ALL_TOOLS.iter().map(|name| name.to_string()).collect());
@@ -370,7 +450,7 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         .map(str::trim)
         .filter(|name| !name.is_empty())
     {
-        if !ALL_TOOLS.contains(&name) {
+        if !ALL_TOOLS.contains(&name) && name != SET_TOOLS {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",
                 ALL_TOOLS.join(", ")
@@ -839,7 +919,7 @@ fn run_server(args: Args) -> Result<()> {
         instructions: read_instructions(&args)?,
         slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
         fail_initialize: args.fail_initialize,
-        tools: parse_tools(args.tools.as_deref())?,
+        tools: Mutex::new(parse_tools(args.tools.as_deref())?),
         events,
     });
     let required_header = args

@@ -19,11 +19,17 @@ use super::support::*;
 // ---------------------------------------------------------------------------------------------
 // Randomness (`Rng`, `faults_seed` from the testkit)
 
+/// `$name` as a positive count, `default` when unset. Zero or anything but a number fails the
+/// test: a fault run that runs nothing must not pass.
 fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(default)
+    let Ok(text) = std::env::var(name) else {
+        return default;
+    };
+    match text.trim().parse::<usize>() {
+        Ok(0) => panic!("{name}=0 would run nothing: a fault run needs at least one round"),
+        Ok(n) => n,
+        Err(e) => panic!("{name}={text:?} is not a count: {e}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
