@@ -140,6 +140,10 @@ struct Args {
     /// Text written to stderr at start.
     #[arg(long, value_name = "TEXT")]
     stderr_banner: Option<String>,
+    /// Stdio only: on each SIGUSR1, replace the tool list with the comma-separated names in this
+    /// file (as `--tools` takes them) and send `notifications/tools/list_changed` (CACHE-5).
+    #[arg(long, value_name = "PATH")]
+    retool_on_sigusr1: Option<PathBuf>,
     /// Internal: run as a descendant process at this depth of the chain.
     #[arg(long, hide = true, value_name = "DEPTH")]
     descendant: Option<u32>,
@@ -183,6 +187,8 @@ struct Settings {
     fail_initialize: bool,
     /// The tools `tools/list` reports and `tools/call` accepts now; `set_tools` replaces them.
     tools: Mutex<Vec<String>>,
+    /// `--retool-on-sigusr1` was given: the tool list may change (capability `listChanged`).
+    retool_on_signal: bool,
     events: EventLog,
 }
 
@@ -315,7 +321,7 @@ impl TestServer {
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
-        if self.settings.exposes(SET_TOOLS) {
+        if self.settings.retool_on_signal || self.settings.exposes(SET_TOOLS) {
             if let Some(tools) = capabilities.tools.as_mut() {
                 tools.list_changed = Some(true);
             }
@@ -613,11 +619,40 @@ async fn check_required_header(
     next.run(request).await
 }
 
-async fn serve_stdio(settings: Arc<Settings>) -> Result<()> {
-    let service = TestServer::new(settings)
+async fn serve_stdio(settings: Arc<Settings>, retool: Option<PathBuf>) -> Result<()> {
+    // Installed before the handshake, so a SIGUSR1 sent once we are connected never kills us.
+    let signals = match &retool {
+        Some(_) => Some(
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+                .context("listening for SIGUSR1")?,
+        ),
+        None => None,
+    };
+    let service = TestServer::new(settings.clone())
         .serve(rmcp::transport::stdio())
         .await
         .context("MCP handshake over stdio failed")?;
+    if let (Some(path), Some(mut signals)) = (retool, signals) {
+        let peer = service.peer().clone();
+        tokio::spawn(async move {
+            while signals.recv().await.is_some() {
+                let tools = std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))
+                    .and_then(|list| parse_tools(Some(&list)));
+                match tools {
+                    Ok(tools) => *settings.tools() = tools,
+                    Err(error) => {
+                        tracing::warn!("cannot retool: {error:#}");
+                        continue;
+                    }
+                }
+                if let Err(error) = peer.notify_tool_list_changed().await {
+                    tracing::warn!("cannot send tools/list_changed: {error}");
+                }
+                settings.events.record("list-changed", None);
+            }
+        });
+    }
     service.waiting().await.context("serving MCP over stdio")?;
     Ok(())
 }
@@ -920,6 +955,7 @@ fn run_server(args: Args) -> Result<()> {
         slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
         fail_initialize: args.fail_initialize,
         tools: Mutex::new(parse_tools(args.tools.as_deref())?),
+        retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,
     });
     let required_header = args
@@ -942,7 +978,7 @@ fn run_server(args: Args) -> Result<()> {
         .context("starting the tokio runtime")?;
     runtime.block_on(async {
         match args.transport {
-            Transport::Stdio => serve_stdio(settings).await,
+            Transport::Stdio => serve_stdio(settings, args.retool_on_sigusr1).await,
             Transport::Http | Transport::Sse => {
                 serve_http(settings, args.transport, args.port, required_header).await
             }

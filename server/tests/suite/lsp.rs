@@ -1073,3 +1073,58 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
     sidecar.stop().await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }
+
+fn row_tool_names(snapshot: &Value, name: &str) -> Vec<String> {
+    row(snapshot, name)["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name} has no tools array: {snapshot}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+// CACHE-5, UI-5: a connected server's `tools/list_changed` (our test server sends it on SIGUSR1,
+// with the list it reads from a file) reaches the IDE as a `serversChanged` push with the new
+// tools, on the same connection; an empty list is pushed as well, and `wave/mcp/servers` agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_5_list_changed_is_pushed_as_servers_changed_even_empty() {
+    let sandbox = Sandbox::new();
+    let tools_file = sandbox.path("tools.txt");
+    let tools_arg = tools_file.display().to_string();
+    sandbox.write_project(json!({
+        "r": sandbox.server_with_pids("r", &["--tools", "echo", "--retool-on-sigusr1", &tools_arg]),
+    }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    let reply = sidecar.ok("wave/mcp/connect", json!({ "name": "r" })).await;
+    assert_eq!(row_tool_names(&reply, "r"), ["echo"]);
+    let pid = wait_for_pids(&sandbox.pid_file("r"), 1).await[0];
+    let retool = |list: &str| {
+        std::fs::write(&tools_file, list).unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGUSR1,
+        )
+        .expect("signal the test server");
+    };
+
+    let since = sidecar.received();
+    retool("add,pid");
+    let pushed = sidecar
+        .wait_notification(since, CHANGED, |s| row_tool_names(s, "r") == ["add", "pid"])
+        .await;
+    assert_eq!(status_of(&pushed, "r").as_deref(), Some("connected"));
+    assert_eq!(row(&pushed, "r")["toolCount"], 2);
+    assert_eq!(row(&pushed, "r")["toolsFromCache"], false);
+    let listed = sidecar.ok("wave/mcp/servers", json!({})).await;
+    assert_eq!(row_tool_names(&listed, "r"), ["add", "pid"]);
+
+    let since = sidecar.received();
+    retool("none");
+    let pushed = sidecar
+        .wait_notification(since, CHANGED, |s| row(s, "r")["toolCount"] == 0)
+        .await;
+    assert_eq!(status_of(&pushed, "r").as_deref(), Some("connected"));
+    assert_eq!(row(&pushed, "r")["tools"], json!([]));
+    assert_eq!(sandbox.count_events("list-changed"), 2);
+    sidecar.stop().await;
+}

@@ -40,7 +40,11 @@ fn skip_or_fail(why: &str) {
 
 /// `$WAVE_PEERS_DIR/<rel>` when it exists; otherwise skips (or, in CI, fails: [`skip_or_fail`]).
 fn peer_path(peer: &str, rel: &str) -> Option<PathBuf> {
-    let skip = || skip_or_fail(&format!("{peer} not installed (run scripts/install-peers.sh)"));
+    let skip = || {
+        skip_or_fail(&format!(
+            "{peer} not installed (run scripts/install-peers.sh)"
+        ))
+    };
     let Some(dir) = std::env::var_os("WAVE_PEERS_DIR").filter(|d| !d.is_empty()) else {
         skip();
         return None;
