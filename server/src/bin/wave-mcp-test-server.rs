@@ -686,6 +686,20 @@ struct HttpState {
     /// How many more `GET /sse` get 503.
     refuse: AtomicU64,
     next_session: AtomicU64,
+    /// When the listener started: `/control/stats` times are microseconds since then.
+    started: std::time::Instant,
+    /// When each `GET /sse` (accepted or refused) and each `/control/drop` arrived, so tests can
+    /// check the client's backoff between attempts (LIFE-4) from the server's side.
+    attempts_us: Mutex<Vec<u64>>,
+    drops_us: Mutex<Vec<u64>>,
+}
+
+impl HttpState {
+    /// Appends now (µs since start) to `times`.
+    fn stamp(&self, times: &Mutex<Vec<u64>>) {
+        let now = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        times.lock().unwrap_or_else(|e| e.into_inner()).push(now);
+    }
 }
 
 impl HttpState {
@@ -749,6 +763,7 @@ impl Stream for SessionEvents {
 
 /// `GET /sse`: a new session served by a fresh [`TestServer`] over a channel pair.
 async fn sse_connect(State(state): State<Arc<HttpState>>) -> Response {
+    state.stamp(&state.attempts_us);
     let refuse = state
         .refuse
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
@@ -831,6 +846,7 @@ async fn sse_message(State(state): State<Arc<HttpState>>, uri: Uri, body: Bytes)
 
 /// `POST /control/drop`: ends every open SSE stream now.
 async fn control_drop(State(state): State<Arc<HttpState>>) -> Response {
+    state.stamp(&state.drops_us);
     let kills: Vec<_> = state
         .sessions()
         .values_mut()
@@ -858,7 +874,10 @@ async fn control_refuse(State(state): State<Arc<HttpState>>, uri: Uri) -> Respon
 async fn control_stats(State(state): State<Arc<HttpState>>) -> Response {
     let stats = &state.stats;
     let load = |counter: &AtomicU64| counter.load(Ordering::SeqCst);
+    let times = |times: &Mutex<Vec<u64>>| times.lock().unwrap_or_else(|e| e.into_inner()).clone();
     json_response(json!({
+        "sseAttemptsUs": times(&state.attempts_us),
+        "dropsUs": times(&state.drops_us),
         "sseConnections": load(&stats.sse_connections),
         "refused": load(&stats.refused),
         "open": load(&stats.open),
@@ -888,6 +907,9 @@ async fn serve_http(
         sessions: Mutex::new(HashMap::new()),
         refuse: AtomicU64::new(0),
         next_session: AtomicU64::new(1),
+        started: std::time::Instant::now(),
+        attempts_us: Mutex::new(Vec::new()),
+        drops_us: Mutex::new(Vec::new()),
     });
     let (router, path) = if transport == Transport::Sse {
         let router = Router::new()
