@@ -584,6 +584,14 @@ impl McpManager {
         self.shared.tasks.wait().await;
     }
 
+    /// How many of the manager's background tasks (dials, reconnects, connection watchers,
+    /// cache writes) are alive now. Every process the manager starts is started by one of them,
+    /// so zero means nothing is pending that could start one later: the sync point tests use
+    /// to assert "nothing was spawned" without waiting for a while first (LAZY-1, LAZY-9).
+    pub fn background_tasks(&self) -> usize {
+        self.shared.tasks.len()
+    }
+
     /// Whether [`McpManager::cleanup`] ran.
     pub fn is_destroyed(&self) -> bool {
         self.shared.lock().destroyed

@@ -30,8 +30,12 @@ async fn lazy_1_cfg_8_creation_spawns_nothing_and_lists_all_disconnected() {
             .iter()
             .all(|s| s.status == Status::Disconnected)
     );
-    // Give a wrongly eager implementation time to spawn, then look at /proc.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Sync point: no background task is alive, so nothing can spawn a process later either.
+    assert_eq!(
+        manager.background_tasks(),
+        0,
+        "LAZY-1: work pending after creation"
+    );
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert_eq!(sandbox.count_events("start"), 0);
     assert!(manager.tools().is_empty());
