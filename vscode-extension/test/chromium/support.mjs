@@ -72,12 +72,17 @@ export function makeSandbox({ empty = false } = {}) {
   return { root, home, workdir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
 }
 
-/** `wave-mcp lsp` over stdio with LSP framing; collects every notification. */
-export async function startSidecar(sandbox) {
+/**
+ * `wave-mcp lsp` over stdio with LSP framing; collects every notification. With `unprivileged`,
+ * a test running as root starts it as `nobody` (65534), so file permissions apply to it (DEL-3).
+ */
+export async function startSidecar(sandbox, { unprivileged = false } = {}) {
+  const asNobody = unprivileged && process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
   const child = spawn(sidecarBin, ["lsp"], {
     cwd: sandbox.workdir,
     env: { ...process.env, HOME: sandbox.home, WAVE_LOG: process.env.WAVE_LOG ?? "warn" },
     stdio: ["pipe", "pipe", "pipe"],
+    ...asNobody,
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
