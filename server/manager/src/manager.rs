@@ -1168,6 +1168,8 @@ fn watch_loss(
                 return;
             };
             if state.destroyed || state.slots[index].generation != generation {
+                // LIFE-7: an older connection's exit or close changes nothing.
+                tracing::debug!(server = %name, generation, "ignoring the loss of an older connection: {reason}");
                 return;
             }
             let Some(live) = state.slots[index].live.take() else {

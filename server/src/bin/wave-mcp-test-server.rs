@@ -144,6 +144,14 @@ struct Args {
     /// file (as `--tools` takes them) and send `notifications/tools/list_changed` (CACHE-5).
     #[arg(long, value_name = "PATH")]
     retool_on_sigusr1: Option<PathBuf>,
+    /// Spawn one long-lived process in a process group of its own that inherits stdout and
+    /// stderr: after the server dies it still holds both pipes open, and a kill of the server's
+    /// group does not reach it (LIFE-7 tests). Its pid goes into `--pid-file` after the server's.
+    #[arg(long)]
+    escaped_holder: bool,
+    /// Internal: the escaped holder itself (sleeps, never writes).
+    #[arg(long, hide = true)]
+    hold_pipes: bool,
     /// Internal: run as a descendant process at this depth of the chain.
     #[arg(long, hide = true, value_name = "DEPTH")]
     descendant: Option<u32>,
@@ -321,10 +329,9 @@ impl TestServer {
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
-        if self.settings.retool_on_signal || self.settings.exposes(SET_TOOLS) {
-            if let Some(tools) = capabilities.tools.as_mut() {
-                tools.list_changed = Some(true);
-            }
+        let may_change = self.settings.retool_on_signal || self.settings.exposes(SET_TOOLS);
+        if let (true, Some(tools)) = (may_change, capabilities.tools.as_mut()) {
+            tools.list_changed = Some(true);
         }
         let implementation = Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
         let config = ServerConfig::new(capabilities).with_server_info(implementation);
@@ -555,6 +562,20 @@ fn write_pid_file(path: &Path, pids: &[u32]) -> Result<()> {
     std::fs::write(&tmp, contents).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
     Ok(())
+}
+
+/// Starts `--hold-pipes` in a new process group with our stdout and stderr; returns its pid.
+fn spawn_escaped_holder() -> Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().context("locating the current executable")?;
+    // Dropping the `Child` neither kills nor waits for it: the holder outlives this function.
+    let child = Command::new(exe)
+        .arg("--hold-pipes")
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("spawning the escaped pipe holder")?;
+    Ok(child.id())
 }
 
 fn schedule_crash(after: Duration) {
@@ -989,9 +1010,15 @@ fn run_server(args: Args) -> Result<()> {
     // pid first, then the descendants outermost first: N+1 lines, complete before any
     // request is read.
     let descendants = spawn_descendant_chain(args.spawn_descendants, args.ignore_sigterm)?;
+    let holder = if args.escaped_holder {
+        Some(spawn_escaped_holder()?)
+    } else {
+        None
+    };
     if let Some(path) = &args.pid_file {
         let mut pids = vec![std::process::id()];
         pids.extend(&descendants);
+        pids.extend(holder);
         write_pid_file(path, &pids)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -1009,6 +1036,11 @@ fn run_server(args: Args) -> Result<()> {
 }
 
 fn run(args: Args) -> Result<()> {
+    if args.hold_pipes {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     let Some(depth) = args.descendant else {
         return run_server(args);
     };
