@@ -191,8 +191,9 @@ async fn lazy_7_destroy_during_slow_dial_leaves_no_process() {
     let pids = wait_for_pids(&sandbox.pid_file("slow"), 3).await;
     manager.cleanup().await;
     pending.settled().await;
-    // Past the moment the initialize answer would have arrived.
-    tokio::time::sleep(Duration::from_millis(1800)).await;
+    // Sync point instead of waiting past the initialize answer: cleanup waited for every task,
+    // and none is left that could install or spawn anything.
+    assert_eq!(manager.background_tasks(), 0);
     assert_all_dead(&pids).await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert_eq!(status(&manager, "slow"), Status::Disconnected);
@@ -264,8 +265,9 @@ async fn life_7_abandoned_dial_never_touches_the_new_connection() {
     );
     manager.disconnect("s").await.unwrap();
     manager.connect("s").await.unwrap();
+    // Sync point: `settled` resolves when the abandoned dial's task has ended, including the
+    // close of a result that arrived late, so nothing of it can act after this line.
     first.settled().await;
-    tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(status(&manager, "s"), Status::Connected);
     assert_eq!(sandbox.live_processes().len(), 1);
     manager
