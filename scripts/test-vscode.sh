@@ -70,13 +70,17 @@ export WAVE_VSIX="$VSIX"
 
 failed_layers=()
 
-# Reads `# pass N` / `# fail N` (and cancelled) of node's TAP reporter from a log.
+# Reads `# pass N` / `# fail N` (and cancelled) of node's TAP reporter from a log. With `CI` set,
+# skipped and todo tests count as failed: a CI run may not pass by skipping.
 tap_counts() {
-  local log="$1" pass fail cancelled
+  local log="$1" pass fail cancelled skipped=0
   pass=$(grep -E '^# pass [0-9]+' "$log" | tail -1 | awk '{print $3}')
   fail=$(grep -E '^# fail [0-9]+' "$log" | tail -1 | awk '{print $3}')
   cancelled=$(grep -E '^# cancelled [0-9]+' "$log" | tail -1 | awk '{print $3}')
-  echo "${pass:-0} $((${fail:-0} + ${cancelled:-0}))"
+  if [ -n "${CI:-}" ]; then
+    skipped=$(grep -E '^# (skipped|todo) [0-9]+' "$log" | awk '{s += $3} END {print s + 0}')
+  fi
+  echo "${pass:-0} $((${fail:-0} + ${cancelled:-0} + skipped))"
 }
 
 # run_tap_layer NAME LOG COMMAND...: runs a node --test layer, keeps its TAP output in LOG, prints
@@ -100,11 +104,16 @@ set +e
 (cd "$EXT" && npx vitest run --reporter=default --reporter=json --outputFile="$unit_json")
 unit_rc=$?
 set -e
+# With `CI` set, skipped (pending) and todo tests count as failed, as in tap_counts.
 read -r unit_pass unit_fail < <(node -e '
-  try { const r = require(process.argv[1]); console.log(r.numPassedTests, r.numFailedTests); }
-  catch { console.log(0, 1); }' "$unit_json")
+  try {
+    const r = require(process.argv[1]);
+    const skipped = process.env.CI ? r.numPendingTests + r.numTodoTests : 0;
+    console.log(r.numPassedTests, r.numFailedTests + skipped);
+  } catch { console.log(0, 1); }' "$unit_json")
 echo "unit: $unit_pass passed, $unit_fail failed"
-[ "$unit_rc" -eq 0 ] && [ "$unit_fail" -eq 0 ] || failed_layers+=(unit)
+# A layer passes only with a positive pass count: zero tests found is a failure, not a pass.
+[ "$unit_rc" -eq 0 ] && [ "$unit_fail" -eq 0 ] && [ "$unit_pass" -gt 0 ] || failed_layers+=(unit)
 
 echo "== vscode layer 2: the settings webview in headless Chromium against the real sidecar"
 run_tap_layer webview "$WAVE_TEST_OUTPUT/webview-chromium.tap" \

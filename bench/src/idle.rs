@@ -75,9 +75,15 @@ fn child(scratch: &Scratch, case: &str) -> Result<Usage> {
         .find(|l| l.starts_with('{'))
         .context("no result line")?;
     let value: Value = serde_json::from_str(line)?;
+    // A missing figure is an error, not 0: a 0 would read as "no MCP process" in row 1a.
+    let field = |name: &str| {
+        value[name]
+            .as_u64()
+            .with_context(|| format!("idle case {case}: no {name} in the result line {line}"))
+    };
     Ok(Usage {
-        processes: value["processes"].as_u64().unwrap_or_default() as usize,
-        rss_kib: value["rssKib"].as_u64().unwrap_or_default(),
+        processes: usize::try_from(field("processes")?)?,
+        rss_kib: field("rssKib")?,
     })
 }
 

@@ -183,6 +183,11 @@ fn schema() -> String {
 fn check_generated(relative: &str, generated: &str) {
     let path = repo_root().join(relative);
     if std::env::var_os("WAVE_UPDATE_GENERATED").is_some_and(|v| v == "1") {
+        // CI checks the committed files; rewriting them there would make this test pass always.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "WAVE_UPDATE_GENERATED=1 with CI set: ci must check the generated files, not rewrite them"
+        );
         std::fs::create_dir_all(path.parent().expect("file has a parent")).expect("create dir");
         std::fs::write(&path, generated).expect("write generated file");
         return;

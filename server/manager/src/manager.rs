@@ -709,6 +709,14 @@ impl McpManager {
         self.shared.tasks.wait().await;
     }
 
+    /// How many of the manager's background tasks (dials, reconnects, connection watchers,
+    /// cache writes) are alive now. Every process the manager starts is started by one of them,
+    /// so zero means nothing is pending that could start one later: the sync point tests use
+    /// to assert "nothing was spawned" without waiting for a while first (LAZY-1, LAZY-9).
+    pub fn background_tasks(&self) -> usize {
+        self.shared.tasks.len()
+    }
+
     /// Whether [`McpManager::cleanup`] ran.
     pub fn is_destroyed(&self) -> bool {
         self.shared.lock().destroyed
@@ -1341,6 +1349,8 @@ fn watch_loss(
                 return;
             };
             if state.destroyed || state.slots[index].generation != generation {
+                // LIFE-7: an older connection's exit or close changes nothing.
+                tracing::debug!(server = %name, generation, "ignoring the loss of an older connection: {reason}");
                 return;
             }
             let Some(live) = state.slots[index].live.take() else {

@@ -1,6 +1,7 @@
 //! wave-mcp-test-server: a scriptable MCP server (stdio, Streamable HTTP or legacy HTTP+SSE)
 //! used by the wave-mcp test suite and demo to exercise the client against slow, failing,
-//! crashing, stubborn and process-spawning servers, and dropped or refused SSE streams.
+//! crashing, stubborn and process-spawning servers, and dropped or refused SSE streams. Its
+//! `set_tools` tool changes the tool list and sends `notifications/tools/list_changed`.
 
 use std::{
     collections::HashMap,
@@ -40,9 +41,10 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext, wrapper::Parameters},
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
         ContentBlock, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-        ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
+        ServerConfig, ServerJsonRpcMessage,
     },
     schemars::{self, JsonSchema},
     service::RequestContext,
@@ -58,7 +60,11 @@ use serde_json::json;
 const LONG_TOOL_NAME: &str =
     "this_is_a_deliberately_very_long_tool_name_used_to_check_the_sixty_four_character_cap";
 
-/// Every tool this server knows, in the order `tools/list` reports them.
+/// The tool that replaces the tool list and announces `tools/list_changed` (CACHE-5). Only
+/// exposed when named in `--tools`, so the default list stays as it was.
+const SET_TOOLS: &str = "set_tools";
+
+/// Every tool this server exposes by default; `--tools` may also name [`SET_TOOLS`].
 const ALL_TOOLS: &[&str] = &[
     "echo",
     "add",
@@ -134,6 +140,18 @@ struct Args {
     /// Text written to stderr at start.
     #[arg(long, value_name = "TEXT")]
     stderr_banner: Option<String>,
+    /// Stdio only: on each SIGUSR1, replace the tool list with the comma-separated names in this
+    /// file (as `--tools` takes them) and send `notifications/tools/list_changed` (CACHE-5).
+    #[arg(long, value_name = "PATH")]
+    retool_on_sigusr1: Option<PathBuf>,
+    /// Spawn one long-lived process in a process group of its own that inherits stdout and
+    /// stderr: after the server dies it still holds both pipes open, and a kill of the server's
+    /// group does not reach it (LIFE-7 tests). Its pid goes into `--pid-file` after the server's.
+    #[arg(long)]
+    escaped_holder: bool,
+    /// Internal: the escaped holder itself (sleeps, never writes).
+    #[arg(long, hide = true)]
+    hold_pipes: bool,
     /// Internal: run as a descendant process at this depth of the chain.
     #[arg(long, hide = true, value_name = "DEPTH")]
     descendant: Option<u32>,
@@ -175,8 +193,21 @@ struct Settings {
     instructions: Option<String>,
     slow_initialize: Option<Duration>,
     fail_initialize: bool,
-    tools: Vec<String>,
+    /// The tools `tools/list` reports and `tools/call` accepts now; `set_tools` replaces them.
+    tools: Mutex<Vec<String>>,
+    /// `--retool-on-sigusr1` was given: the tool list may change (capability `listChanged`).
+    retool_on_signal: bool,
     events: EventLog,
+}
+
+impl Settings {
+    fn tools(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.tools.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn exposes(&self, tool: &str) -> bool {
+        self.tools().iter().any(|t| t == tool)
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -194,6 +225,12 @@ struct AddArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct SetToolsArgs {
+    /// Comma-separated tool names, as `--tools` takes them ("" or "none": no tool at all).
+    tools: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct SlowArgs {
     /// How long to sleep, in milliseconds.
     ms: u64,
@@ -207,17 +244,23 @@ struct TestServer {
 
 #[tool_router]
 impl TestServer {
+    /// Every route stays in the router; `Settings::tools` decides which ones are visible.
     fn new(settings: Arc<Settings>) -> Self {
-        let mut tool_router = Self::tool_router();
-        for name in ALL_TOOLS {
-            if !settings.tools.iter().any(|wanted| wanted == name) {
-                tool_router.remove_route(name);
-            }
-        }
         Self {
             settings,
-            tool_router,
+            tool_router: Self::tool_router(),
         }
+    }
+
+    #[tool(
+        description = "Replace this server's tool list with the given one, then send notifications/tools/list_changed."
+    )]
+    fn set_tools(&self, Parameters(args): Parameters<SetToolsArgs>) -> Result<String, McpError> {
+        let tools = parse_tools(Some(&args.tools))
+            .map_err(|e| McpError::invalid_params(format!("{e:#}"), None))?;
+        let answer = format!("tools: {}", tools.join(","));
+        *self.settings.tools() = tools;
+        Ok(answer)
     }
 
     #[tool(description = "Echo the given text back.")]
@@ -285,7 +328,11 @@ impl TestServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        let may_change = self.settings.retool_on_signal || self.settings.exposes(SET_TOOLS);
+        if let (true, Some(tools)) = (may_change, capabilities.tools.as_mut()) {
+            tools.list_changed = Some(true);
+        }
         let implementation = Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
         let config = ServerConfig::new(capabilities).with_server_info(implementation);
         match &self.settings.instructions {
@@ -323,8 +370,53 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.settings.events.record("call", Some(&request.name));
+        if !self.settings.exposes(&request.name) {
+            return Err(McpError::invalid_params("tool not found", None));
+        }
+        let name = request.name.clone();
+        let peer = context.peer.clone();
         let call = ToolCallContext::new(self, request, context);
-        self.tool_router.call(call).await
+        let response = self.tool_router.call(call).await;
+        if name == SET_TOOLS && response.is_ok() {
+            // After the new list is in place, so the client's refresh sees it.
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::warn!("cannot send tools/list_changed: {error}");
+            }
+            self.settings.events.record("list-changed", None);
+        }
+        response
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        // As `#[tool_handler]` would answer, with only the tools exposed now.
+        let supports_cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| self.settings.exposes(&tool.name))
+            .collect();
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: supports_cache_hints.then_some(0),
+            cache_scope: supports_cache_hints.then_some(CacheScope::Public),
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if !self.settings.exposes(name) {
+            return None;
+        }
+        self.tool_router.get(name).cloned()
     }
 }
 
@@ -356,7 +448,8 @@ fn dirty_input_schema() -> JsonObject {
     }
 }
 
-/// Parses `--tools`: absent means every tool, "" or "none" means no tool.
+/// Parses `--tools`: absent means every tool of [`ALL_TOOLS`], "" or "none" means no tool;
+/// [`SET_TOOLS`] may be named too.
 fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
     let Some(list) = list else {
         return Ok(ALL_TOOLS.iter().map(|name| name.to_string()).collect());
@@ -370,7 +463,7 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         .map(str::trim)
         .filter(|name| !name.is_empty())
     {
-        if !ALL_TOOLS.contains(&name) {
+        if !ALL_TOOLS.contains(&name) && name != SET_TOOLS {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",
                 ALL_TOOLS.join(", ")
@@ -471,6 +564,20 @@ fn write_pid_file(path: &Path, pids: &[u32]) -> Result<()> {
     Ok(())
 }
 
+/// Starts `--hold-pipes` in a new process group with our stdout and stderr; returns its pid.
+fn spawn_escaped_holder() -> Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().context("locating the current executable")?;
+    // Dropping the `Child` neither kills nor waits for it: the holder outlives this function.
+    let child = Command::new(exe)
+        .arg("--hold-pipes")
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("spawning the escaped pipe holder")?;
+    Ok(child.id())
+}
+
 fn schedule_crash(after: Duration) {
     std::thread::spawn(move || {
         std::thread::sleep(after);
@@ -533,11 +640,40 @@ async fn check_required_header(
     next.run(request).await
 }
 
-async fn serve_stdio(settings: Arc<Settings>) -> Result<()> {
-    let service = TestServer::new(settings)
+async fn serve_stdio(settings: Arc<Settings>, retool: Option<PathBuf>) -> Result<()> {
+    // Installed before the handshake, so a SIGUSR1 sent once we are connected never kills us.
+    let signals = match &retool {
+        Some(_) => Some(
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+                .context("listening for SIGUSR1")?,
+        ),
+        None => None,
+    };
+    let service = TestServer::new(settings.clone())
         .serve(rmcp::transport::stdio())
         .await
         .context("MCP handshake over stdio failed")?;
+    if let (Some(path), Some(mut signals)) = (retool, signals) {
+        let peer = service.peer().clone();
+        tokio::spawn(async move {
+            while signals.recv().await.is_some() {
+                let tools = std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))
+                    .and_then(|list| parse_tools(Some(&list)));
+                match tools {
+                    Ok(tools) => *settings.tools() = tools,
+                    Err(error) => {
+                        tracing::warn!("cannot retool: {error:#}");
+                        continue;
+                    }
+                }
+                if let Err(error) = peer.notify_tool_list_changed().await {
+                    tracing::warn!("cannot send tools/list_changed: {error}");
+                }
+                settings.events.record("list-changed", None);
+            }
+        });
+    }
     service.waiting().await.context("serving MCP over stdio")?;
     Ok(())
 }
@@ -571,6 +707,20 @@ struct HttpState {
     /// How many more `GET /sse` get 503.
     refuse: AtomicU64,
     next_session: AtomicU64,
+    /// When the listener started: `/control/stats` times are microseconds since then.
+    started: std::time::Instant,
+    /// When each `GET /sse` (accepted or refused) and each `/control/drop` arrived, so tests can
+    /// check the client's backoff between attempts (LIFE-4) from the server's side.
+    attempts_us: Mutex<Vec<u64>>,
+    drops_us: Mutex<Vec<u64>>,
+}
+
+impl HttpState {
+    /// Appends now (µs since start) to `times`.
+    fn stamp(&self, times: &Mutex<Vec<u64>>) {
+        let now = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        times.lock().unwrap_or_else(|e| e.into_inner()).push(now);
+    }
 }
 
 impl HttpState {
@@ -634,6 +784,7 @@ impl Stream for SessionEvents {
 
 /// `GET /sse`: a new session served by a fresh [`TestServer`] over a channel pair.
 async fn sse_connect(State(state): State<Arc<HttpState>>) -> Response {
+    state.stamp(&state.attempts_us);
     let refuse = state
         .refuse
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
@@ -716,6 +867,7 @@ async fn sse_message(State(state): State<Arc<HttpState>>, uri: Uri, body: Bytes)
 
 /// `POST /control/drop`: ends every open SSE stream now.
 async fn control_drop(State(state): State<Arc<HttpState>>) -> Response {
+    state.stamp(&state.drops_us);
     let kills: Vec<_> = state
         .sessions()
         .values_mut()
@@ -743,7 +895,10 @@ async fn control_refuse(State(state): State<Arc<HttpState>>, uri: Uri) -> Respon
 async fn control_stats(State(state): State<Arc<HttpState>>) -> Response {
     let stats = &state.stats;
     let load = |counter: &AtomicU64| counter.load(Ordering::SeqCst);
+    let times = |times: &Mutex<Vec<u64>>| times.lock().unwrap_or_else(|e| e.into_inner()).clone();
     json_response(json!({
+        "sseAttemptsUs": times(&state.attempts_us),
+        "dropsUs": times(&state.drops_us),
         "sseConnections": load(&stats.sse_connections),
         "refused": load(&stats.refused),
         "open": load(&stats.open),
@@ -773,6 +928,9 @@ async fn serve_http(
         sessions: Mutex::new(HashMap::new()),
         refuse: AtomicU64::new(0),
         next_session: AtomicU64::new(1),
+        started: std::time::Instant::now(),
+        attempts_us: Mutex::new(Vec::new()),
+        drops_us: Mutex::new(Vec::new()),
     });
     let (router, path) = if transport == Transport::Sse {
         let router = Router::new()
@@ -839,7 +997,8 @@ fn run_server(args: Args) -> Result<()> {
         instructions: read_instructions(&args)?,
         slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
         fail_initialize: args.fail_initialize,
-        tools: parse_tools(args.tools.as_deref())?,
+        tools: Mutex::new(parse_tools(args.tools.as_deref())?),
+        retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,
     });
     let required_header = args
@@ -851,9 +1010,15 @@ fn run_server(args: Args) -> Result<()> {
     // pid first, then the descendants outermost first: N+1 lines, complete before any
     // request is read.
     let descendants = spawn_descendant_chain(args.spawn_descendants, args.ignore_sigterm)?;
+    let holder = if args.escaped_holder {
+        Some(spawn_escaped_holder()?)
+    } else {
+        None
+    };
     if let Some(path) = &args.pid_file {
         let mut pids = vec![std::process::id()];
         pids.extend(&descendants);
+        pids.extend(holder);
         write_pid_file(path, &pids)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -862,7 +1027,7 @@ fn run_server(args: Args) -> Result<()> {
         .context("starting the tokio runtime")?;
     runtime.block_on(async {
         match args.transport {
-            Transport::Stdio => serve_stdio(settings).await,
+            Transport::Stdio => serve_stdio(settings, args.retool_on_sigusr1).await,
             Transport::Http | Transport::Sse => {
                 serve_http(settings, args.transport, args.port, required_header).await
             }
@@ -871,6 +1036,11 @@ fn run_server(args: Args) -> Result<()> {
 }
 
 fn run(args: Args) -> Result<()> {
+    if args.hold_pipes {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     let Some(depth) = args.descendant else {
         return run_server(args);
     };

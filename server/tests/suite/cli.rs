@@ -130,20 +130,36 @@ fn keys(value: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The demo directory to walk through: the repository's own when its `command`
+/// (`../../target/debug/wave-mcp-test-server`) is the test server this run built; otherwise (a
+/// `CARGO_TARGET_DIR` or another profile) a copy of it in `scratch`, laid out so that the same
+/// relative command reaches the built binary through a symlink. The `.mcp.json` is used
+/// byte for byte either way, so the walkthrough never needs to skip.
+fn demo_for_this_build(scratch: &Path) -> PathBuf {
+    let demo = demo_dir();
+    let built = test_server()
+        .canonicalize()
+        .expect("the test server this run built");
+    let demo_server = demo.join("../../target/debug/wave-mcp-test-server");
+    if demo_server.canonicalize().ok().as_ref() == Some(&built) {
+        return demo;
+    }
+    let copy = scratch.join("repo/examples/demo");
+    std::fs::create_dir_all(&copy).unwrap();
+    for name in dir_listing(&demo) {
+        std::fs::copy(demo.join(&name), copy.join(&name)).unwrap();
+    }
+    let bin_dir = scratch.join("repo/target/debug");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(&built, bin_dir.join("wave-mcp-test-server")).unwrap();
+    copy.canonicalize().unwrap()
+}
+
 // CFG-8, LAZY-1, INS-1, TOOL-3, CACHE-2, SEC-1, EDIT-2: the bundled demo, as the README runs it.
 #[test]
 fn cli_demo_walkthrough_as_a_new_user() {
-    let demo = demo_dir();
-    let demo_server = demo.join("../../target/debug/wave-mcp-test-server");
-    let built = test_server().canonicalize().ok();
-    if !demo_server.exists() || demo_server.canonicalize().ok() != built {
-        eprintln!(
-            "skipped: the demo's {} is not the test server this run built ({}); is CARGO_TARGET_DIR set?",
-            demo_server.display(),
-            test_server().display()
-        );
-        return;
-    }
+    let scratch = tempfile::tempdir().unwrap();
+    let demo = demo_for_this_build(scratch.path());
     let sb = Sandbox::new();
     let demo_str = demo.display().to_string();
     let in_demo = |args: &[&str], envs: &[(&str, &str)]| {

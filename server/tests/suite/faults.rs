@@ -19,11 +19,17 @@ use super::support::*;
 // ---------------------------------------------------------------------------------------------
 // Randomness (`Rng`, `faults_seed` from the testkit)
 
+/// `$name` as a positive count, `default` when unset. Zero or anything but a number fails the
+/// test: a fault run that runs nothing must not pass.
 fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(default)
+    let Ok(text) = std::env::var(name) else {
+        return default;
+    };
+    match text.trim().parse::<usize>() {
+        Ok(0) => panic!("{name}=0 would run nothing: a fault run needs at least one round"),
+        Ok(n) => n,
+        Err(e) => panic!("{name}={text:?} is not a count: {e}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -894,9 +900,11 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) {
     }
 }
 
-// CFG-4, SEC-1: 2,000 seeded random mutations of a valid config, as the project file, through
-// the manager (load, merge, snapshot), the parse functions and `resolve`: never a panic; every
-// problem and every server error names the file.
+// CFG-4: 2,000 seeded random mutations of a valid config, as the project file, through the
+// manager (load, merge, snapshot), the parse functions and `resolve`: never a panic; every
+// problem and every server error names the file; the file is reported as a problem exactly when
+// `config::parse_file` rejects it, and then none of its servers is listed while the user source
+// still is; when it parses, every server it names is listed from the project source.
 #[test]
 fn config_fuzz_random_mutations_never_panic_and_always_name_the_file() {
     let seed = faults_seed();
@@ -935,6 +943,41 @@ fn config_fuzz_random_mutations_never_panic_and_always_name_the_file() {
             );
         }
         let snapshot = manager.snapshot();
+        let file_problem = manager.config_problems().iter().any(|p| p.path == path);
+        let from_project: Vec<&str> = snapshot
+            .servers
+            .iter()
+            .filter(|s| s.source == wave_mcp_manager::Source::Project)
+            .map(|s| s.name.as_str())
+            .collect();
+        let parsed = std::str::from_utf8(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(wave_mcp_manager::config::parse_file);
+        match parsed {
+            Ok(servers) => {
+                assert!(
+                    !file_problem,
+                    "a file parse_file accepts is a problem: {:?} on {}",
+                    manager.config_problems(),
+                    replay()
+                );
+                for name in servers.keys() {
+                    assert!(
+                        from_project.contains(&name.as_str()),
+                        "{name:?} is not listed from the project file on {}",
+                        replay()
+                    );
+                }
+            }
+            Err(reason) => {
+                assert!(
+                    file_problem,
+                    "parse_file rejects the file ({reason}) but no problem names it on {}",
+                    replay()
+                );
+                assert_eq!(from_project, Vec::<&str>::new(), "on {}", replay());
+            }
+        }
         assert!(
             snapshot.servers.iter().any(|s| s.name == "good-user"),
             "the user source did not load on {}",
@@ -1349,7 +1392,24 @@ struct FrameOutcome {
     errors: Vec<i64>,
     /// The sidecar ended the connection and exited (cleanly).
     exited: bool,
+    /// What docs/protocol.md says it gets.
+    want_errors: &'static [i64],
+    want_exit: bool,
 }
+
+/// docs/protocol.md: a body that is not JSON (or no readable frame at all) is `-32700` and ends
+/// the connection.
+const PARSE: &[i64] = &[-32700];
+/// JSON that is no JSON-RPC request (JSON-RPC 2.0 §5.1 Invalid Request): `-32600`, and the
+/// connection ends like for a parse error.
+const INVALID: &[i64] = &[-32600];
+/// A message with an id but no method: `-32601` (MethodNotFound), and the sidecar goes on.
+const NOT_FOUND: &[i64] = &[-32601];
+/// A well-formed request that cannot be carried out: `-32803` (RequestFailed).
+const FAILED: &[i64] = &[-32803];
+/// No reply. Only for a zero-length body (tower-lsp-server skips it as an empty frame) and for
+/// `exit` sent as a request (it exits, as the notification would); see docs/performance.md.
+const NONE: &[i64] = &[];
 
 // Broken framing and messages that are not JSON-RPC requests: a missing, non-numeric or
 // overflowing Content-Length, garbage before the header, a wrong charset, a body that is not
@@ -1358,7 +1418,8 @@ struct FrameOutcome {
 // each, a fresh sidecar with a connected server: it never panics or dies from a signal; either
 // it answers with an error and goes on (then still answers `wave/mcp/servers`), or it answers
 // with an error, ends the connection and exits with status 0 (docs/protocol.md) — and in both
-// cases no process of it is left afterwards.
+// cases no process of it is left afterwards. Each frame gets exactly the reply (error code) and
+// outcome listed with it (docs/protocol.md, "Errors").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_fuzz_broken_frames_never_crash_and_leave_no_process() {
     let frame = |body: &[u8]| {
@@ -1375,85 +1436,88 @@ async fn protocol_fuzz_broken_frames_never_crash_and_leave_no_process() {
         )
         .unwrap(),
     );
-    let cases: Vec<(&'static str, Vec<u8>, bool)> = vec![
-        ("not json", frame(b"{not json"), false),
+    // (label, bytes, close stdin afterwards, expected error codes, expected to end the connection)
+    type Case = (&'static str, Vec<u8>, bool, &'static [i64], bool);
+    let cases: Vec<Case> =
+        vec![
+        ("not json", frame(b"{not json"), false, PARSE, true),
         (
             "invalid utf-8",
             frame(b"{\"jsonrpc\": \"2.0\", \"method\": \"\xff\"}"),
-            false,
+            false, PARSE, true,
         ),
-        ("json array", frame(b"[]"), false),
-        ("json number", frame(b"42"), false),
-        ("empty object", frame(b"{}"), false),
-        ("no method", frame(br#"{"jsonrpc": "2.0", "id": 5}"#), false),
+        ("json array", frame(b"[]"), false, INVALID, true),
+        ("json number", frame(b"42"), false, INVALID, true),
+        ("empty object", frame(b"{}"), false, INVALID, true),
+        ("no method", frame(br#"{"jsonrpc": "2.0", "id": 5}"#), false, NOT_FOUND, false),
         (
             "jsonrpc 1.0",
             frame(br#"{"jsonrpc": "1.0", "id": 5, "method": "wave/mcp/servers"}"#),
-            false,
+            false, INVALID, true,
         ),
         (
             "batch",
             frame(br#"[{"jsonrpc": "2.0", "id": 5, "method": "wave/mcp/servers"}]"#),
-            false,
+            false, INVALID, true,
         ),
         (
             "id beyond i64",
             frame(
                 br#"{"jsonrpc": "2.0", "id": 18446744073709551615, "method": "wave/mcp/servers"}"#,
             ),
-            false,
+            false, INVALID, true,
         ),
         (
             "fractional id",
             frame(br#"{"jsonrpc": "2.0", "id": 1.5, "method": "wave/mcp/servers"}"#),
-            false,
+            false, INVALID, true,
         ),
         (
             "object id",
             frame(br#"{"jsonrpc": "2.0", "id": {}, "method": "wave/mcp/servers"}"#),
-            false,
+            false, INVALID, true,
         ),
         (
             "no content-length",
             b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}".to_vec(),
-            false,
+            false, PARSE, true,
         ),
         (
             "content-length not a number",
             b"Content-Length: ten\r\n\r\n{}".to_vec(),
-            false,
+            false, PARSE, true,
         ),
         (
             "content-length overflow",
             b"Content-Length: 99999999999999999999999\r\n\r\n{}".to_vec(),
-            false,
+            false, PARSE, true,
         ),
         (
             "garbage before the header",
             b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
-            false,
+            false, PARSE, true,
         ),
         (
             "latin-1 charset",
             b"Content-Length: 2\r\nContent-Type: application/json; charset=latin1\r\n\r\n{}"
                 .to_vec(),
-            false,
+            false, PARSE, true,
         ),
-        ("zero length", b"Content-Length: 0\r\n\r\n".to_vec(), false),
+        ("zero length", b"Content-Length: 0\r\n\r\n".to_vec(), false, NONE, false),
         (
             "body cut short by end of input",
             b"Content-Length: 100\r\n\r\n{\"jsonrpc\"".to_vec(),
-            true,
+            true, PARSE, true,
         ),
         (
             "exit as a request",
             frame(br#"{"jsonrpc": "2.0", "id": 5, "method": "exit"}"#),
-            false,
+            false, NONE, true,
         ),
-        ("30 MB request", huge, false),
+        ("30 MB request", huge, false, FAILED, false),
     ];
     let mut outcomes = Vec::new();
-    for (label, bytes, close_stdin) in cases {
+    for (label, bytes, close_stdin, want_errors, want_exit) in cases {
         let sandbox = Sandbox::new();
         sandbox.write_project(
             json!({ "a": sandbox.server_with_pids("a", &["--spawn-descendants", "1"]) }),
@@ -1510,16 +1574,35 @@ async fn protocol_fuzz_broken_frames_never_crash_and_leave_no_process() {
             label,
             errors,
             exited,
+            want_errors,
+            want_exit,
         });
     }
-    for o in &outcomes {
-        let what = if o.exited {
+    let describe = |errors: &[i64], exited: bool| {
+        let what = if exited {
             "ended the connection, exit 0"
         } else {
             "went on"
         };
-        eprintln!("{:<32} error replies {:?}, {what}", o.label, o.errors);
-    }
+        format!("error replies {errors:?}, {what}")
+    };
+    let wrong: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.errors != o.want_errors || o.exited != o.want_exit)
+        .map(|o| {
+            format!(
+                "{:<32} {} (expected {})",
+                o.label,
+                describe(&o.errors, o.exited),
+                describe(o.want_errors, o.want_exit)
+            )
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "unexpected outcomes:\n{}",
+        wrong.join("\n")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,8 +30,12 @@ async fn lazy_1_cfg_8_creation_spawns_nothing_and_lists_all_disconnected() {
             .iter()
             .all(|s| s.status == Status::Disconnected)
     );
-    // Give a wrongly eager implementation time to spawn, then look at /proc.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Sync point: no background task is alive, so nothing can spawn a process later either.
+    assert_eq!(
+        manager.background_tasks(),
+        0,
+        "LAZY-1: work pending after creation"
+    );
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert_eq!(sandbox.count_events("start"), 0);
     assert!(manager.tools().is_empty());
@@ -187,8 +191,9 @@ async fn lazy_7_destroy_during_slow_dial_leaves_no_process() {
     let pids = wait_for_pids(&sandbox.pid_file("slow"), 3).await;
     manager.cleanup().await;
     pending.settled().await;
-    // Past the moment the initialize answer would have arrived.
-    tokio::time::sleep(Duration::from_millis(1800)).await;
+    // Sync point instead of waiting past the initialize answer: cleanup waited for every task,
+    // and none is left that could install or spawn anything.
+    assert_eq!(manager.background_tasks(), 0);
     assert_all_dead(&pids).await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert_eq!(status(&manager, "slow"), Status::Disconnected);
@@ -260,8 +265,9 @@ async fn life_7_abandoned_dial_never_touches_the_new_connection() {
     );
     manager.disconnect("s").await.unwrap();
     manager.connect("s").await.unwrap();
+    // Sync point: `settled` resolves when the abandoned dial's task has ended, including the
+    // close of a result that arrived late, so nothing of it can act after this line.
     first.settled().await;
-    tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(status(&manager, "s"), Status::Connected);
     assert_eq!(sandbox.live_processes().len(), 1);
     manager
@@ -362,4 +368,160 @@ async fn subscription_sees_every_status_in_order() {
     assert!(seen.windows(2).all(|w| w[0].0 < w[1].0));
     assert!(seen[0].0 > first_version);
     manager.cleanup().await;
+}
+
+/// Collects this test process's `wave_mcp_manager` log lines (debug and up) in memory. Tests run
+/// one per process under nextest, so the global subscriber is this test's own.
+fn capture_manager_logs() -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
+    #[derive(Clone)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer(Default::default());
+    let writer = buffer.clone();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("wave_mcp_manager=debug"))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .try_init()
+        .expect("this test needs its own process (nextest) to capture the manager's log");
+    buffer.0
+}
+
+fn log_lines(logs: &std::sync::Mutex<Vec<u8>>) -> Vec<String> {
+    String::from_utf8_lossy(&logs.lock().unwrap())
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// SIGKILLs its pids when dropped, also when the test fails half-way: the escaped holders are
+/// outside the server's process group, so no teardown of the manager reaches them.
+struct KillOnDrop(Vec<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            kill9(pid);
+        }
+    }
+}
+
+fn kill9(pid: u32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
+// LIFE-7: the old generation's exit is delivered after the new connection exists, and changes
+// nothing. The server dies while a process outside its group (`--escaped-holder`) keeps its
+// stderr open, so the manager's exit report waits for that pipe to end (at most its 500 ms
+// stderr drain). Meanwhile the user disconnects and connects again; only then does the test end
+// the holder, which releases the old exit. The manager logs that it ignored it, after the new
+// connection's "connected", and the new connection keeps its status, id and tools, with no
+// snapshot published for the late event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn life_7_late_exit_of_the_old_process_changes_nothing() {
+    let logs = capture_manager_logs();
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "s": sandbox.server_with_pids("s", &["--escaped-holder"]) }));
+    let manager = sandbox.manager();
+    manager.connect("s").await.unwrap();
+    let pids = wait_for_pids(&sandbox.pid_file("s"), 2).await;
+    let (old, holder) = (pids[0], pids[1]);
+    let _old_holder = KillOnDrop(vec![holder]);
+    std::fs::remove_file(sandbox.pid_file("s")).unwrap();
+    let ignored = |logs: &std::sync::Mutex<Vec<u8>>| {
+        log_lines(logs)
+            .iter()
+            .position(|l| l.contains("ignoring the loss of an older connection"))
+    };
+
+    kill9(old);
+    // Reaped, not even a zombie: the supervisor took the exit and now drains stderr.
+    let reaped = eventually(Duration::from_secs(10), || {
+        !std::path::Path::new(&format!("/proc/{old}")).exists()
+    })
+    .await;
+    assert!(reaped, "the old server was not reaped");
+    let disconnecting = tokio::spawn({
+        let manager = manager.clone();
+        async move { manager.disconnect("s").await }
+    });
+    assert!(
+        eventually(Duration::from_secs(10), || status(&manager, "s")
+            == Status::Disconnected)
+        .await
+    );
+    manager.connect("s").await.unwrap();
+    let new_pids = wait_for_pids(&sandbox.pid_file("s"), 2).await;
+    let _new_holder = KillOnDrop(new_pids[1..].to_vec());
+    let new = new_pids[0];
+    assert_ne!(new, old);
+    let connected = server(&manager, "s");
+    assert_eq!(connected.status, Status::Connected);
+    assert_eq!(
+        ignored(&logs),
+        None,
+        "the old exit arrived before the new connection existed (the 500 ms stderr drain \
+         ran out: the machine was too slow for this test)"
+    );
+
+    // Now release the old exit.
+    let mut updates = manager.subscribe();
+    kill9(holder);
+    // Delivered: either ignored (right) or applied to the new connection (the bug).
+    let applied = |logs: &std::sync::Mutex<Vec<u8>>| {
+        log_lines(logs)
+            .iter()
+            .any(|l| l.contains("MCP server connection lost"))
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || ignored(&logs).is_some()
+            || applied(&logs))
+        .await,
+        "the old exit was never delivered:\n{}",
+        log_lines(&logs).join("\n")
+    );
+    assert!(
+        !applied(&logs),
+        "the old exit was applied to the new connection: {:?}\n{}",
+        server(&manager, "s"),
+        log_lines(&logs).join("\n")
+    );
+    let lines = log_lines(&logs);
+    let at = ignored(&logs).unwrap();
+    assert!(
+        lines[..at]
+            .iter()
+            .rev()
+            .any(|l| l.contains("MCP server connected")),
+        "the late exit was not after the new connection:\n{}",
+        lines.join("\n")
+    );
+    disconnecting.await.unwrap().unwrap();
+    let after = server(&manager, "s");
+    assert_eq!(after.status, Status::Connected);
+    assert_eq!(after.connection_id, connected.connection_id);
+    assert_eq!(after.tools, connected.tools);
+    assert!(
+        updates.try_recv().is_err(),
+        "the late exit published a snapshot"
+    );
+    let result = manager.call_tool("mcp__s__pid", None).await.unwrap();
+    assert_eq!(wave_mcp_manager::result_text(&result), new.to_string());
+    manager.cleanup().await;
+    for &pid in &new_pids[1..] {
+        kill9(pid);
+    }
+    assert_all_dead(&new_pids).await;
+    assert_all_dead(&[old, holder]).await;
 }

@@ -214,15 +214,28 @@ async fn ui_4_lazy_8_disconnect_of_a_sigterm_ignoring_server_answers_and_reaps_i
 }
 
 // UI-12, UI-3, LIFE-2: a failed connect is data (the row's `error` with its reason), not a
-// JSON-RPC error and never a chat message; a retry is another connect.
+// JSON-RPC error and never a chat message; a retry is another connect. The sidecar has a model,
+// so a chat message is possible: none comes, neither for a failed `wave/mcp/connect` nor for a
+// turn whose own dial of a server fails (the turn's messages never carry that failure).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({
+        "a": sandbox.server(&[]),
         "broken": sandbox.server(&["--fail-initialize"]),
         "missing": { "command": sandbox.path("no-such-binary") },
+        "late": sandbox.server(&["--fail-initialize", "--stderr-banner", "late-server-banner"]),
     }));
-    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    let (base_url, _requests) = fake_model().await;
+    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
+    sidecar
+        .initialize(json!({ "initializationOptions": {
+            "home": sandbox.home,
+            "workdir": sandbox.workdir,
+            "model": { "baseUrl": base_url, "model": "fake" },
+        }}))
+        .await
+        .unwrap();
     for name in ["broken", "missing"] {
         let reply = sidecar
             .ok("wave/mcp/connect", json!({ "name": name }))
@@ -247,13 +260,46 @@ async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
     assert!(unknown.message.contains("nope"), "{unknown:?}");
     // Nothing but snapshots came from the sidecar: no chat message.
     assert!(sidecar.notifications("wave/session/message").is_empty());
-    // The failed dial's process was killed (SIGKILL lands a moment later).
-    let gone = eventually(Duration::from_secs(5), || {
-        sandbox.live_processes().is_empty()
+
+    // A turn dials `a` and `late`; `late` fails. Its failure is the row's, not the chat's.
+    sidecar
+        .ok(
+            "wave/session/send",
+            json!({ "sessionId": "default", "text": "hello" }),
+        )
+        .await;
+    let ended = sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == 1)
+        .await;
+    assert!(ended.get("error").is_none(), "{ended:#}");
+    let listed = sidecar.ok("wave/mcp/servers", json!({})).await;
+    assert_eq!(status_of(&listed, "late").as_deref(), Some("error"));
+    assert_eq!(status_of(&listed, "a").as_deref(), Some("connected"));
+    let late_reason = row(&listed, "late")["error"].as_str().unwrap().to_string();
+    assert!(late_reason.contains("late-server-banner"), "{late_reason}");
+    let chat = sidecar.notifications("wave/session/message");
+    assert!(!chat.is_empty(), "the turn sent no message at all");
+    for message in &chat {
+        let text = message.to_string();
+        for leak in [
+            late_reason.as_str(),
+            "late-server-banner",
+            "initialize refused by test server",
+        ] {
+            assert!(
+                !text.contains(leak),
+                "a connect failure reached the chat ({leak:?}): {message:#}"
+            );
+        }
+    }
+    // The failed dials' processes were killed (SIGKILL lands a moment later).
+    let only_a = eventually(Duration::from_secs(5), || {
+        sandbox.live_processes().len() == 1
     })
     .await;
-    assert!(gone, "{:?}", sandbox.live_processes());
+    assert!(only_a, "{:?}", sandbox.live_processes());
     sidecar.stop().await;
+    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }
 
 /// A hand-formatted project file: odd indentation, a key order of its own, unknown fields,
@@ -1072,4 +1118,59 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
         .await;
     sidecar.stop().await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+}
+
+fn row_tool_names(snapshot: &Value, name: &str) -> Vec<String> {
+    row(snapshot, name)["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name} has no tools array: {snapshot}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+// CACHE-5, UI-5: a connected server's `tools/list_changed` (our test server sends it on SIGUSR1,
+// with the list it reads from a file) reaches the IDE as a `serversChanged` push with the new
+// tools, on the same connection; an empty list is pushed as well, and `wave/mcp/servers` agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_5_list_changed_is_pushed_as_servers_changed_even_empty() {
+    let sandbox = Sandbox::new();
+    let tools_file = sandbox.path("tools.txt");
+    let tools_arg = tools_file.display().to_string();
+    sandbox.write_project(json!({
+        "r": sandbox.server_with_pids("r", &["--tools", "echo", "--retool-on-sigusr1", &tools_arg]),
+    }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    let reply = sidecar.ok("wave/mcp/connect", json!({ "name": "r" })).await;
+    assert_eq!(row_tool_names(&reply, "r"), ["echo"]);
+    let pid = wait_for_pids(&sandbox.pid_file("r"), 1).await[0];
+    let retool = |list: &str| {
+        std::fs::write(&tools_file, list).unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGUSR1,
+        )
+        .expect("signal the test server");
+    };
+
+    let since = sidecar.received();
+    retool("add,pid");
+    let pushed = sidecar
+        .wait_notification(since, CHANGED, |s| row_tool_names(s, "r") == ["add", "pid"])
+        .await;
+    assert_eq!(status_of(&pushed, "r").as_deref(), Some("connected"));
+    assert_eq!(row(&pushed, "r")["toolCount"], 2);
+    assert_eq!(row(&pushed, "r")["toolsFromCache"], false);
+    let listed = sidecar.ok("wave/mcp/servers", json!({})).await;
+    assert_eq!(row_tool_names(&listed, "r"), ["add", "pid"]);
+
+    let since = sidecar.received();
+    retool("none");
+    let pushed = sidecar
+        .wait_notification(since, CHANGED, |s| row(s, "r")["toolCount"] == 0)
+        .await;
+    assert_eq!(status_of(&pushed, "r").as_deref(), Some("connected"));
+    assert_eq!(row(&pushed, "r")["tools"], json!([]));
+    assert_eq!(sandbox.count_events("list-changed"), 2);
+    sidecar.stop().await;
 }

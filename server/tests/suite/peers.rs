@@ -6,7 +6,8 @@
 //!
 //! The peers live outside the repository, in `$WAVE_PEERS_DIR`, put there by
 //! `scripts/install-peers.sh`; `scripts/test-all.sh` runs this group after installing them. A
-//! test whose peer is not installed says so on stderr and returns.
+//! test whose peer is not installed says so on stderr and returns — except when `CI` is set
+//! (`scripts/test-all.sh` sets it): then it fails, so a CI run never passes without its peers.
 //!
 //! Every process a test starts carries `WAVE_PEER_MARKER=<sandbox path>` in its environment, which
 //! its descendants inherit, so the test finds its own processes in `/proc` and no one else's.
@@ -28,9 +29,22 @@ const MARKER_VAR: &str = "WAVE_PEER_MARKER";
 /// Instructions for the Python peer: indentation, a blank line and a trailing space must survive.
 const PY_INSTRUCTIONS: &str = "Python SDK peer for wave-mcp.\n  Tools:\n    - echo: returns its text\n    - add: adds two integers \n\nLast line, after a blank one.";
 
-/// `$WAVE_PEERS_DIR/<rel>` when it exists; otherwise prints why the test is skipped.
+/// Outside CI a missing peer skips its test (the reason is printed); with `CI` set it fails it,
+/// so a CI run without the peers cannot pass.
+fn skip_or_fail(why: &str) {
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("CI is set, so this test may not be skipped: {why}");
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// `$WAVE_PEERS_DIR/<rel>` when it exists; otherwise skips (or, in CI, fails: [`skip_or_fail`]).
 fn peer_path(peer: &str, rel: &str) -> Option<PathBuf> {
-    let skip = || eprintln!("skipped: {peer} not installed (run scripts/install-peers.sh)");
+    let skip = || {
+        skip_or_fail(&format!(
+            "{peer} not installed (run scripts/install-peers.sh)"
+        ))
+    };
     let Some(dir) = std::env::var_os("WAVE_PEERS_DIR").filter(|d| !d.is_empty()) else {
         skip();
         return None;
@@ -73,7 +87,7 @@ fn python() -> Option<PathBuf> {
                 .is_dir()
         });
     if !has_mcp {
-        eprintln!("skipped: PyPI mcp not installed (run scripts/install-peers.sh)");
+        skip_or_fail("PyPI mcp not installed (run scripts/install-peers.sh)");
         return None;
     }
     Some(python)

@@ -91,8 +91,62 @@ async fn life_4_dropped_stream_reconnects_on_a_new_connection() {
     manager.cleanup().await;
 }
 
+// LIFE-4: the backoff sequence doubles from `initial_delay` up to `max_delay` and stays there.
+#[test]
+fn life_4_backoff_doubles_up_to_the_cap() {
+    let ms = Duration::from_millis;
+    let policy = ReconnectPolicy {
+        initial_delay: ms(100),
+        max_delay: ms(1000),
+        attempts: 8,
+    };
+    let delays: Vec<Duration> = (0..8).map(|n| policy.delay(n)).collect();
+    assert_eq!(
+        delays,
+        [
+            ms(100),
+            ms(200),
+            ms(400),
+            ms(800),
+            ms(1000),
+            ms(1000),
+            ms(1000),
+            ms(1000)
+        ]
+    );
+    // No overflow far past the cap.
+    assert_eq!(policy.delay(40), ms(1000));
+    assert_eq!(policy.delay(u32::MAX), ms(1000));
+    assert_eq!(ReconnectPolicy::default().delay(0), Duration::from_secs(1));
+    assert_eq!(ReconnectPolicy::default().delay(5), Duration::from_secs(30));
+}
+
+/// The gaps between the drop and the first `GET /sse`, and between consecutive ones, as the
+/// server saw them.
+fn attempt_gaps(sse: &HttpServer) -> Vec<Duration> {
+    let stats = sse.stats();
+    let times = |key: &str| -> Vec<u64> {
+        stats[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {key} in {stats}"))
+            .iter()
+            .map(|t| t.as_u64().unwrap())
+            .collect()
+    };
+    let drop = *times("dropsUs").last().expect("a drop was recorded");
+    let mut at: Vec<u64> = times("sseAttemptsUs")
+        .into_iter()
+        .filter(|&t| t > drop)
+        .collect();
+    at.insert(0, drop);
+    at.windows(2)
+        .map(|w| Duration::from_micros(w[1] - w[0]))
+        .collect()
+}
+
 // LIFE-4: every reconnect refused → `error` with the last reason after 5 attempts, and no
-// attempt afterwards.
+// attempt afterwards. The server saw the waits before the attempts grow as the policy says: each
+// gap is at least that attempt's backoff (a lower bound only, so a slow machine cannot fail it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn life_4_refused_reconnects_end_in_error_and_stop() {
     let sse = HttpServer::start_sse(&[]);
@@ -118,10 +172,58 @@ async fn life_4_refused_reconnects_end_in_error_and_stop() {
         "an errored server's tools are not declared"
     );
     assert_eq!(sse.stat("refused"), 5);
+    let gaps = attempt_gaps(&sse);
+    // quick_policy(): 100 ms doubling up to 400 ms (written out, not computed by `delay`).
+    let backoff = [100, 200, 400, 400, 400].map(Duration::from_millis);
+    assert_eq!(gaps.len(), 5, "{gaps:?}");
+    for (n, (gap, wait)) in gaps.iter().zip(&backoff).enumerate() {
+        assert!(
+            gap >= wait,
+            "attempt {} came {gap:?} after the previous one, before its backoff {wait:?} (gaps {gaps:?})",
+            n + 1
+        );
+    }
     // Twice the longest backoff: still exactly five refused attempts, one accepted stream ever.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(sse.stat("refused"), 5);
     assert_eq!(sse.stat("sseConnections"), 1);
+    manager.cleanup().await;
+}
+
+// LIFE-5: the user disconnects a healthy sse server. Closing the stream ourselves is not a drop:
+// longer than twice the longest backoff later, the server has still seen exactly one stream ever
+// and no snapshot said `reconnecting`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn life_5_disconnect_of_a_healthy_stream_never_reconnects() {
+    let sse = HttpServer::start_sse(&[]);
+    let sandbox = Sandbox::new();
+    let manager = sse_manager(&sandbox, &sse, quick_policy());
+    manager.connect("s").await.unwrap();
+    assert_eq!(sse.stat("sseConnections"), 1);
+    let mut updates = manager.subscribe();
+    manager.disconnect("s").await.unwrap();
+    assert_eq!(status(&manager, "s"), Status::Disconnected);
+    assert!(
+        eventually(Duration::from_secs(10), || sse.stat("open") == 0).await,
+        "the stream was not closed"
+    );
+    // quick_policy's max backoff is 400 ms: 1 s is more than two of them.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        sse.stat("sseConnections"),
+        1,
+        "a reconnect followed the disconnect"
+    );
+    assert_eq!(sse.stat("sseRequests"), 1, "another GET /sse was attempted");
+    assert_eq!(status(&manager, "s"), Status::Disconnected);
+    let mut statuses = Vec::new();
+    while let Ok(snapshot) = updates.try_recv() {
+        statuses.push(snapshot.servers[0].status);
+    }
+    assert!(
+        !statuses.contains(&Status::Reconnecting),
+        "reconnecting after a user disconnect: {statuses:?}"
+    );
     manager.cleanup().await;
 }
 

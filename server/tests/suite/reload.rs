@@ -32,7 +32,12 @@ async fn reload_adds_new_servers_disconnected_and_spawns_nothing() {
         events.try_recv().is_err(),
         "exactly one snapshot per reload"
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Sync point: nothing pending after the reload, so nothing can spawn later either.
+    assert_eq!(
+        manager.background_tasks(),
+        0,
+        "LAZY-1: work pending after a reload"
+    );
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     manager.cleanup().await;
 }

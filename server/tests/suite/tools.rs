@@ -128,8 +128,10 @@ async fn ins_1_instructions_are_kept_verbatim() {
     );
 }
 
-// CFG-5, SEC-1: Streamable HTTP with a configured header whose value comes from the environment;
+// CFG-5: Streamable HTTP with a configured header whose value comes from the environment;
 // without the header the server refuses and the status is `error` (no SSE fallback, CFG-7).
+// That the value never reaches a snapshot on the wire, the CLI or a log (SEC-1) is
+// `faults::secrets_never_reach_the_cache_snapshots_logs_or_cli`, which reads the serialized output.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_transport_sends_configured_headers() {
     let http = HttpServer::start(&[
@@ -157,11 +159,6 @@ async fn http_transport_sends_configured_headers() {
     let no_key = server(&manager, "no-key");
     assert_eq!(no_key.status, Status::Error);
     assert_eq!(no_key.transport, "http");
-    let snapshot = format!("{:?}", manager.snapshot());
-    assert!(
-        !snapshot.contains("s3cret-value"),
-        "SEC-1: the secret leaked into a snapshot"
-    );
     manager.cleanup().await;
 }
 

@@ -84,13 +84,16 @@ export function makeSandbox({ empty = false } = {}) {
 /**
  * `wave-mcp lsp` over stdio with LSP framing; collects every notification. The sidecar's
  * `wave/mcp/openUrl` requests go to `sidecar.openUrl(params)` (default: `{opened: false}`, so
- * the sidecar uses `$BROWSER`), each recorded in `sidecar.openUrls`.
+ * the sidecar uses `$BROWSER`), each recorded in `sidecar.openUrls`. With `unprivileged`, a test
+ * running as root starts it as `nobody` (65534), so file permissions apply to it (DEL-3).
  */
-export async function startSidecar(sandbox, { env = {} } = {}) {
+export async function startSidecar(sandbox, { env = {}, unprivileged = false } = {}) {
+  const asNobody = unprivileged && process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
   const child = spawn(sidecarBin, ["lsp"], {
     cwd: sandbox.workdir,
     env: { ...process.env, HOME: sandbox.home, WAVE_LOG: process.env.WAVE_LOG ?? "warn", ...env },
     stdio: ["pipe", "pipe", "pipe"],
+    ...asNobody,
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));

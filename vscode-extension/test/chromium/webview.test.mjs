@@ -42,8 +42,8 @@ after(async () => {
   await web?.close();
 });
 
-async function openPage({ lang = "en", sandbox, injectLate = false, env } = {}) {
-  const sidecar = await startSidecar(sandbox, { env });
+async function openPage({ lang = "en", sandbox, injectLate = false, env, unprivileged = false } = {}) {
+  const sidecar = await startSidecar(sandbox, { env, unprivileged });
   const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
   const page = await context.newPage();
   const errors = [];
@@ -247,25 +247,6 @@ describe("settings page against the real sidecar (JCEF bridge)", () => {
     }
     await tab(page, "project").click();
     await shot(page, "08-after-delete");
-  });
-
-  test("DEL-3: a host failure to delete is shown and the list stays as it was", async () => {
-    const { page, relay } = ui;
-    relay.failNext("wave/mcp/delete", {
-      code: -32803,
-      message: "cannot write /x/.mcp.json: permission denied",
-      data: { kind: "permissionDenied", path: "/x/.mcp.json" },
-    });
-    const before = await page.locator("li.server-row").count();
-    await row(page, "broken").locator("button[data-action=delete]").click();
-    await page.locator("#confirm-delete button.confirm").click();
-    const error = row(page, "broken").locator(".action-error");
-    await error.waitFor();
-    assert.equal(await error.textContent(), 'Could not delete "broken": cannot write /x/.mcp.json: permission denied');
-    assert.equal(await page.locator("li.server-row").count(), before);
-    assert.ok(relay.hostLog.some((e) => e.method === "host/notify" && e.params.level === "error"), "host notification");
-    assert.ok(!relay.hostLog.some((e) => e.method === "wave/session/send"), "UI-12: never a chat message");
-    await shot(page, "09-delete-failed");
   });
 
   test("EDIT-1..3: Edit opens the absolute config path BEFORE closing the page, then prefills", async () => {
@@ -598,5 +579,45 @@ describe("sign-in to a remote server with a real authorization server (MCP TypeS
 describe("process hygiene", () => {
   test("no MCP server of a test sandbox outlives its sidecar", async () => {
     await until(() => processesMentioning("wave-webview-").length === 0, "no sandbox process left", 10_000);
+  });
+});
+
+// DEL-3 through the real sidecar, no faked reply: the project file is read-only for the sidecar
+// (started as `nobody` when the test runs as root), so its delete really fails with
+// permissionDenied; the page shows that error in the row and as a host notification, the list
+// keeps every row and the file keeps every byte.
+describe("DEL-3: a config file the sidecar may not write", () => {
+  test("DEL-3: the sidecar's permission-denied error is shown; list and file stay as they were", async () => {
+    const sandbox = makeSandbox();
+    const file = path.join(sandbox.workdir, ".mcp.json");
+    for (const dir of [sandbox.root, sandbox.home, path.join(sandbox.home, ".wave"), sandbox.workdir]) {
+      fs.chmodSync(dir, 0o755);
+    }
+    fs.chmodSync(file, 0o444);
+    const original = fs.readFileSync(file, "utf8");
+    const ui = await openPage({ sandbox, unprivileged: true });
+    try {
+      const { page, relay } = ui;
+      await tab(page, "project").click();
+      await row(page, "broken").waitFor();
+      const before = await page.locator("li.server-row").count();
+      await row(page, "broken").locator("button[data-action=delete]").click();
+      await page.locator("#confirm-delete button.confirm").click();
+      const error = row(page, "broken").locator(".action-error");
+      await error.waitFor();
+      const text = await error.textContent();
+      assert.ok(text.startsWith('Could not delete "broken": '), text);
+      assert.ok(text.includes("permission denied"), text);
+      assert.ok(text.includes(".mcp.json"), text);
+      assert.equal(await page.locator("li.server-row").count(), before);
+      assert.equal(fs.readFileSync(file, "utf8"), original, "the file was changed");
+      const notified = relay.hostLog.filter((e) => e.method === "host/notify" && e.params.level === "error");
+      assert.ok(notified.some((e) => JSON.stringify(e.params).includes("permission denied")), JSON.stringify(relay.hostLog));
+      assert.ok(!relay.hostLog.some((e) => e.method === "wave/session/send"), "UI-12: never a chat message");
+      await shot(page, "09-delete-permission-denied");
+    } finally {
+      await ui.close();
+      sandbox.cleanup();
+    }
   });
 });

@@ -61,7 +61,8 @@ async fn life_8_destroy_with_unwritable_transcript_still_kills_every_server_proc
     // LIFE-10: nothing revives it, even through the manager.
     assert!(agent.manager().start_turn_dials().is_none());
     assert!(agent.manager().connect("a").await.is_err());
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Sync point: a destroyed manager has no task left that could dial.
+    assert_eq!(agent.manager().background_tasks(), 0);
     assert_eq!((sandbox.starts("a"), sandbox.starts("b")), (1, 1));
     assert_eq!(model.requests().len(), 1);
 }
@@ -121,7 +122,8 @@ async fn lazy_1_hundred_agents_with_five_servers_spawn_nothing_until_a_turn() {
             .iter()
             .all(|a| a.get_mcp_servers().unwrap().len() == 5)
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Sync point: no agent's manager has work pending, so nothing can spawn later either.
+    assert!(agents.iter().all(|a| a.manager().background_tasks() == 0));
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert!(names.iter().all(|n| sandbox.starts(n) == 0));
 

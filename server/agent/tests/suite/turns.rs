@@ -25,8 +25,8 @@ async fn lazy_2_tool_3_first_message_lists_and_calls_mcp_tools_in_the_same_turn(
         "b": sandbox.server("b", &["--tools", "echo"]),
     });
     let mut agent = sandbox.agent(servers, &model);
-    // LAZY-1: nothing runs, everything is listed.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // LAZY-1: nothing runs, nothing is pending (the sync point), everything is listed.
+    assert_eq!(agent.manager().background_tasks(), 0);
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert!(
         agent
@@ -84,6 +84,11 @@ async fn lazy_9_session_without_servers_has_no_tools_and_no_dial() {
     let mut agent = sandbox.agent(json!({}), &model);
     let report = agent.send_message("hello").await.unwrap();
     assert_eq!(report.dialed, 0);
+    assert_eq!(
+        agent.manager().background_tasks(),
+        0,
+        "LAZY-9: the turn left work behind"
+    );
     assert!(model.request(0).get("tools").is_none());
     assert_eq!(report.meta_messages, Vec::<String>::new());
     agent.destroy().await;
