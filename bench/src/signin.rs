@@ -13,8 +13,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, json};
 use wave_mcp_manager::{ManagerOptions, McpManager, Status, auth};
-use wave_mcp_testkit::HttpServer;
 
+use crate::roundtrip::HttpServer;
 use crate::util::{self, Scratch};
 
 const TOKEN: &str = "bench-access-token";
@@ -28,9 +28,9 @@ pub struct SignInResult {
 
 pub async fn run(repeats: usize) -> Result<SignInResult> {
     let scratch = Scratch::new()?;
-    let guarded =
-        HttpServer::start(&["--require-header", &format!("Authorization:Bearer {TOKEN}")]);
-    let plain = HttpServer::start(&[]);
+    let header = format!("Authorization:Bearer {TOKEN}");
+    let guarded = HttpServer::start(&["--require-header", &header])?;
+    let plain = HttpServer::start(&[])?;
     let (auth_server, requests) = counting_listener()?;
     store_token(&scratch, &guarded.url, &auth_server)?;
 

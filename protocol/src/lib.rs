@@ -414,7 +414,8 @@ pub enum ErrorKind {
     ShuttingDown,
     /// Sign-in failed; the message names the server and the cause (AUTH-8).
     SignInFailed,
-    /// Sign-in was cancelled (by `$/cancelRequest` or a newer `wave/mcp/login` for the server).
+    /// Sign-in was cancelled by a newer `wave/mcp/login` for the server (`$/cancelRequest` ends
+    /// it with LSP's `RequestCancelled`, -32800).
     SignInCancelled,
 }
 
@@ -515,7 +516,7 @@ messages! {
     Request McpDelete = "wave/mcp/delete", ClientToServer, DeleteParams -> ServersSnapshot;
     /// Signs in to a remote server (OAuth 2.1 authorization code + PKCE, AUTH-2) and connects
     /// it; answers when it is connected, or with a `signInFailed` error. A newer login for the
-    /// same server, or `$/cancelRequest`, cancels it (`signInCancelled`).
+    /// same server cancels it (`signInCancelled`); so does `$/cancelRequest` (-32800).
     Request McpLogin = "wave/mcp/login", ClientToServer, ServerParams -> ServersSnapshot;
     /// Disconnects a server and deletes (and, where offered, revokes) its stored credentials
     /// (AUTH-5).

@@ -31,13 +31,16 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr (stdout carries results or, for the sidecar, the protocol). `WAVE_LOG`
-/// takes an `EnvFilter` directive; by default only errors are shown. Colours only on a terminal
+/// takes an `EnvFilter` directive; by default only errors are shown, less rmcp's transport worker,
+/// whose fatal errors (a 401 asking for sign-in, a refused connection) reach the user as the
+/// server's own `error` or `needs-auth` reason anyway. Colours only on a terminal
 /// and without `NO_COLOR`: IDEs show the sidecar's stderr as plain text.
 fn init_logging() {
     use std::io::IsTerminal;
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let filter = tracing_subscriber::EnvFilter::try_from_env("WAVE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WAVE_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new("error,rmcp::transport::worker=off")
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -11,11 +11,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, CredentialRefreshGuard,
-    CredentialStore, OAuthClientConfig, StoredCredentials,
+    CredentialStore, OAuthClientConfig, OAuthHttpClient, StoredCredentials,
+    default_oauth_http_client,
 };
 use serde::{Deserialize, Serialize};
 
@@ -224,7 +225,10 @@ pub(crate) async fn authorized_client(
     let Some(record) = record else {
         return Ok(None);
     };
-    let mut manager = AuthorizationManager::new(url)
+    // Shared clients: building a reqwest client (TLS roots and all) per dial would make a
+    // signed-in dial cost twice a plain one. The OAuth client talks only to the token endpoint
+    // of the stored metadata, written by a sign-in that checked it.
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, oauth_http()?)
         .await
         .map_err(|e| format!("sign-in: {e}"))?;
     manager.set_metadata(record.metadata.clone());
@@ -244,5 +248,22 @@ pub(crate) async fn authorized_client(
     manager
         .configure_client(client)
         .map_err(|e| format!("sign-in: {e}"))?;
-    Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
+    Ok(Some(AuthClient::new(mcp_http(), manager)))
+}
+
+/// The one HTTP client of Streamable HTTP connections, signed in or not (cheap to clone).
+pub(crate) fn mcp_http() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new).clone()
+}
+
+/// The one client for refreshes: rmcp's default OAuth client (timeouts, redirect policy).
+fn oauth_http() -> Result<Arc<dyn OAuthHttpClient>, String> {
+    static CLIENT: OnceLock<Arc<dyn OAuthHttpClient>> = OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    let client: Arc<dyn OAuthHttpClient> =
+        Arc::new(default_oauth_http_client().map_err(|e| format!("sign-in: {e}"))?);
+    Ok(CLIENT.get_or_init(|| client).clone())
 }

@@ -119,7 +119,8 @@ pub(crate) async fn dial(
                         finish_dial(client, transport).await
                     }
                     None => {
-                        let transport = StreamableHttpClientTransport::from_config(config);
+                        let transport =
+                            StreamableHttpClientTransport::with_client(auth::mcp_http(), config);
                         finish_dial(client, transport).await
                     }
                 }
