@@ -184,8 +184,11 @@ fn stamp(path: &Path) -> Option<Stamp> {
 pub(crate) struct FileStore {
     path: Arc<PathBuf>,
     key: Arc<str>,
-    last: Arc<std::sync::Mutex<Option<(Stamp, Option<Record>)>>>,
+    last: Arc<std::sync::Mutex<Option<Seen>>>,
 }
+
+/// The entry as read at one version of the file.
+type Seen = (Stamp, Option<Record>);
 
 impl FileStore {
     pub(crate) fn new(path: &Path, key: &str) -> FileStore {
