@@ -11,6 +11,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import {
+  FORWARDED_REQUESTS,
   type InitializationOptions,
   Methods,
   type ModelOptions,
@@ -18,22 +19,12 @@ import {
   type Requests,
 } from "./protocol.generated";
 import { resolveSidecar, type SidecarChoice } from "./sidecarPath";
-import type { ForwardedMethod } from "../webview/src/hostApi";
 
 export type RequestMethod = keyof Requests;
 export type NotificationMethod = keyof Notifications;
 
-/** The requests a webview may forward to the sidecar unchanged. */
-export const FORWARDED: ReadonlySet<string> = new Set<ForwardedMethod>([
-  Methods.mcpServers,
-  Methods.mcpConnect,
-  Methods.mcpDisconnect,
-  Methods.mcpDelete,
-  Methods.mcpConfigPaths,
-  Methods.mcpLogin,
-  Methods.mcpLogout,
-  Methods.sessionSend,
-]);
+/** The requests a webview may forward to the sidecar unchanged (declared in protocol/). */
+export const FORWARDED: ReadonlySet<string> = new Set<string>(FORWARDED_REQUESTS);
 
 /** Requests the sidecar sends to the client (answered by the extension). */
 export type ClientRequestMethod = typeof Methods.mcpOpenUrl;
@@ -177,11 +168,8 @@ export class Sidecar implements vscode.Disposable {
   }
 }
 
-const NOTIFICATIONS: ReadonlySet<string> = new Set<string>([
-  Methods.mcpServersChanged,
-  Methods.sessionMessage,
-  Methods.sessionTurnEnded,
-]);
+/** Every sidecar → client notification of the protocol. */
+const NOTIFICATIONS: readonly NotificationMethod[] = [Methods.mcpServersChanged, Methods.sessionMessage, Methods.sessionTurnEnded] satisfies readonly NotificationMethod[];
 
 function ensureExecutable(p: string): void {
   try {
