@@ -193,7 +193,7 @@ fn kotlin() -> String {
         "// Generated from protocol/src/lib.rs (wave-mcp-protocol) by `{REGENERATE}`.\n\
          // Do not edit: change the Rust declarations and regenerate. See docs/protocol.md.\n\n\
          package dev.wavemcp.client\n\n\
-         /** Method names of the sidecar protocol and of the `host/*` page messages. */\n\
+         /** Method names of the sidecar protocol and of the messages between webview and host. */\n\
          object Methods {{\n"
     );
     for message in MESSAGES {

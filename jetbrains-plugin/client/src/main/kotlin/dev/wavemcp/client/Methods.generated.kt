@@ -3,7 +3,7 @@
 
 package dev.wavemcp.client
 
-/** Method names of the sidecar protocol and of the `host/*` page messages. */
+/** Method names of the sidecar protocol and of the messages between webview and host. */
 object Methods {
     const val MCP_SERVERS = "wave/mcp/servers"
     const val MCP_CONNECT = "wave/mcp/connect"
