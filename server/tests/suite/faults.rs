@@ -1102,6 +1102,7 @@ const WAVE_METHODS: &[&str] = &[
     "wave/mcp/configPaths",
     "wave/session/create",
     "wave/session/send",
+    "wave/session/history",
     "wave/session/destroy",
 ];
 
