@@ -149,6 +149,16 @@ fn typescript() -> String {
             .map(|m| format!("{:?}", m.method))
             .collect()
     };
+    let notifications: Vec<String> = MESSAGES
+        .iter()
+        .filter(|m| m.kind == MessageKind::Notification)
+        .map(|m| format!("{:?}", m.method))
+        .collect();
+    out.push_str(&format!(
+        "\n/** Every sidecar → client notification. */\n\
+         export const NOTIFICATION_METHODS = [{}] as const;\n",
+        notifications.join(", ")
+    ));
     out.push_str(&format!(
         "\n/** Page requests the hosts forward to the sidecar unchanged. */\n\
          export const FORWARDED_REQUESTS = [{}] as const;\n\

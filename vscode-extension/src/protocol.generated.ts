@@ -448,6 +448,9 @@ export interface Notifications {
   "wave/session/turnEnded": SessionTurnEndedParams;
 }
 
+/** Every sidecar → client notification. */
+export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded"] as const;
+
 /** Page requests the hosts forward to the sidecar unchanged. */
 export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];

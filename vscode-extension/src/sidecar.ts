@@ -15,6 +15,7 @@ import {
   type InitializationOptions,
   Methods,
   type ModelOptions,
+  NOTIFICATION_METHODS,
   type Notifications,
   type Requests,
 } from "./protocol.generated";
@@ -94,7 +95,7 @@ export class Sidecar implements vscode.Disposable {
     };
     const client = new LanguageClient("wave", "Wave", serverOptions, clientOptions);
     this.client = client;
-    for (const method of NOTIFICATIONS) client.onNotification(method, (params: unknown) => this.emit(method, params));
+    for (const method of NOTIFICATION_METHODS) client.onNotification(method, (params: unknown) => this.emit(method, params));
     // Requests of the sidecar (wave/mcp/openUrl): registered on every new client.
     for (const [method, handler] of this.requestHandlers) client.onRequest(method, (params: unknown) => handler(params));
     // Every (re)start — ours, or the client's own after a crash — is a new sidecar process whose
@@ -168,8 +169,6 @@ export class Sidecar implements vscode.Disposable {
   }
 }
 
-/** Every sidecar → client notification of the protocol. */
-const NOTIFICATIONS: readonly NotificationMethod[] = [Methods.mcpServersChanged, Methods.sessionMessage, Methods.sessionTurnEnded] satisfies readonly NotificationMethod[];
 
 function ensureExecutable(p: string): void {
   try {
