@@ -241,6 +241,20 @@ pub fn record(
     write_atomic(path, &file)
 }
 
+/// Prunes only (no new entry): used when the config changes without a connect. Same locking and
+/// atomic-write rules as [`record`]; nothing is written if nothing was pruned.
+pub fn prune(path: &Path, workdir: &Path, configured: &[(String, String)]) -> io::Result<()> {
+    files::ensure_parent(path, false)?;
+    let _lock = files::lock(&files::sibling(path, ".lock"))?;
+    let mut file = read(path);
+    let before = file.entries.len();
+    file.prune(workdir, configured);
+    if file.entries.len() == before {
+        return Ok(());
+    }
+    write_atomic(path, &file)
+}
+
 /// Writes the cache atomically (temp file + rename).
 fn write_atomic(path: &Path, file: &CacheFile) -> io::Result<()> {
     let mut json = serde_json::to_vec_pretty(&Disk {
@@ -471,9 +485,8 @@ mod tests {
         assert_eq!(tool_names(file.lookup("srv", "fa").unwrap()), ["ta"]);
         assert_eq!(tool_names(file.lookup("srv", "fb").unwrap()), ["tb"]);
 
-        // workdir A no longer configures srv (the next write there prunes it): B's snapshot
-        // survives
-        record(&path, a, &conf(&[("y", "fy")]), entry("y", a, "fy", &[])).unwrap();
+        // workdir A removes every server: B's snapshot survives
+        prune(&path, a, &[]).unwrap();
         let file = read(&path);
         assert!(file.lookup("srv", "fa").is_none());
         assert_eq!(tool_names(file.lookup("srv", "fb").unwrap()), ["tb"]);

@@ -738,7 +738,7 @@ impl McpManager {
             tracing::warn!("keeping the MCP servers as they are: {problem}");
             return;
         }
-        let (stopping, redial) = {
+        let (stopping, redial, configured) = {
             let mut state = shared.lock();
             if state.destroyed {
                 return;
@@ -781,8 +781,16 @@ impl McpManager {
                 return;
             }
             shared.publish(&mut state);
-            (stopping, redial)
+            (stopping, redial, state.configured())
         };
+        // CACHE-4: entries of servers that left the config (or whose entry changed) leave the
+        // cache file now, not only at the next connect. Awaited, so nothing is left pending.
+        let (path, workdir) = (shared.cache_path.clone(), shared.workdir.clone());
+        let pruned =
+            tokio::task::spawn_blocking(move || cache::prune(&path, &workdir, &configured)).await;
+        if let Ok(Err(e)) = pruned {
+            tracing::debug!("cannot prune the MCP tool cache: {e}");
+        }
         futures::future::join_all(
             stopping
                 .into_iter()
