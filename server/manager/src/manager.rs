@@ -1390,18 +1390,20 @@ fn watch_loss(
     }
 }
 
-/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5).
+/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5). The refresh is a
+/// task of the manager's tracker, so `cleanup` awaits it like every other task.
 fn tools_changed_hook(
     shared: Weak<SharedState>,
     name: String,
     generation: u64,
 ) -> connection::ToolsChanged {
     Arc::new(move || {
-        let (shared, name) = (shared.clone(), name.clone());
-        tokio::spawn(async move {
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let name = name.clone();
+        let tasks = shared.tasks.clone();
+        tasks.spawn(async move {
             let peer = {
                 let state = shared.lock();
                 let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);
