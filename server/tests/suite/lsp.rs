@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use wave_mcp_testkit::{FakeModel, after, call, say};
+
 use super::lsp_client::*;
 use super::support::*;
 
@@ -226,13 +228,13 @@ async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
         "missing": { "command": sandbox.path("no-such-binary") },
         "late": sandbox.server(&["--fail-initialize", "--stderr-banner", "late-server-banner"]),
     }));
-    let (base_url, _requests) = fake_model().await;
+    let model = echo_model().await;
     let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
     sidecar
         .initialize(json!({ "initializationOptions": {
             "home": sandbox.home,
             "workdir": sandbox.workdir,
-            "model": { "baseUrl": base_url, "model": "fake" },
+            "model": { "baseUrl": model.base_url, "model": "fake" },
         }}))
         .await
         .unwrap();
@@ -975,53 +977,14 @@ async fn sessions_have_their_own_servers_and_share_the_version_counter() {
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }
 
-/// An OpenAI-compatible model on 127.0.0.1: its first answer calls `mcp__a__echo`, the next
-/// one reports the tool's result. Returns the base URL and every request body it got.
-async fn fake_model() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    let handler = move |body: axum::body::Bytes| {
-        let seen = seen.clone();
-        async move {
-            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let tool_result = request["messages"]
-                .as_array()
-                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "tool"))
-                .map(|m| m["content"].as_str().unwrap_or_default().to_string());
-            seen.lock().unwrap().push(request);
-            let message = match tool_result {
-                Some(result) => {
-                    json!({ "role": "assistant", "content": format!("done: {result}") })
-                }
-                None => json!({
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [{
-                        "id": "call-1",
-                        "type": "function",
-                        "function": {
-                            "name": "mcp__a__echo",
-                            "arguments": "{\"text\": \"hi from the model\"}",
-                        },
-                    }],
-                }),
-            };
-            let reply = json!({
-                "id": "fake",
-                "object": "chat.completion",
-                "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
-            });
-            (
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                reply.to_string(),
-            )
-        }
-    };
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(handler));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{address}/v1"), requests)
+/// The scripted fake model (testkit): the turn's first answer calls `mcp__a__echo`, the next
+/// one reports the tool's result.
+async fn echo_model() -> FakeModel {
+    FakeModel::start(vec![
+        call("mcp__a__echo", json!({ "text": "hi from the model" })),
+        say("done: hi from the model"),
+    ])
+    .await
 }
 
 // ADD-3, ADD-4, INS-2, UI-12: a session with a model. `wave/session/send` accepts the text and
@@ -1034,13 +997,13 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
     sandbox.write_project(json!({
         "a": sandbox.server(&["--instructions", "Use echo for greetings."]),
     }));
-    let (base_url, requests) = fake_model().await;
+    let model = echo_model().await;
     let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
     sidecar
         .initialize(json!({ "initializationOptions": {
             "home": sandbox.home,
             "workdir": sandbox.workdir,
-            "model": { "baseUrl": base_url, "model": "fake" },
+            "model": { "baseUrl": model.base_url, "model": "fake" },
         }}))
         .await
         .unwrap();
@@ -1105,8 +1068,22 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
         1,
         "{messages:#?}"
     );
+    // The tool's result went back to the model (its second request).
+    assert!(
+        model.request(1)["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool"
+                && m["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("hi from the model")),
+        "{:#}",
+        model.request(1)
+    );
     // ADD-4: the text reached the model verbatim, as a user message.
-    let first = requests.lock().unwrap()[0].clone();
+    let first = model.request(0);
     assert!(
         first["messages"]
             .as_array()
@@ -1125,47 +1102,6 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }
 
-/// An OpenAI-compatible model on 127.0.0.1 that records, in order, the last user message of
-/// every request and answers `reply to <it>`; the first turn's answer is held back a moment,
-/// so turns that raced would overtake it.
-async fn recording_model() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let handler = move |body: axum::body::Bytes| {
-        let log = log.clone();
-        async move {
-            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let text = request["messages"]
-                .as_array()
-                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
-                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-                .unwrap_or_default();
-            log.lock().unwrap().push(text.clone());
-            if text == "one" {
-                tokio::time::sleep(Duration::from_millis(400)).await;
-            }
-            let reply = json!({
-                "id": "fake",
-                "object": "chat.completion",
-                "choices": [{
-                    "index": 0,
-                    "message": { "role": "assistant", "content": format!("reply to {text}") },
-                    "finish_reason": "stop",
-                }],
-            });
-            (
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                reply.to_string(),
-            )
-        }
-    };
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(handler));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{address}/v1"), seen)
-}
-
 // CHAT-1, CHAT-2: three messages sent without waiting run as turns 1, 2, 3, one after another in
 // that order (the model sees them in that order, the first one slow); each turn's messages start
 // with the user's own; `wave/session/history` then returns the user and assistant messages of
@@ -1173,13 +1109,19 @@ async fn recording_model() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Strin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_1_chat_2_turns_run_in_arrival_order_and_history_returns_all_of_them() {
     let sandbox = Sandbox::new();
-    let (base_url, seen) = recording_model().await;
+    // Answers in order; the first one late, so turns that raced would overtake it.
+    let model = FakeModel::start(vec![
+        after(400, say("reply to one")),
+        say("reply to two"),
+        say("reply to three"),
+    ])
+    .await;
     let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
     sidecar
         .initialize(json!({ "initializationOptions": {
             "home": sandbox.home,
             "workdir": sandbox.workdir,
-            "model": { "baseUrl": base_url, "model": "fake" },
+            "model": { "baseUrl": model.base_url, "model": "fake" },
         }}))
         .await
         .unwrap();
@@ -1198,7 +1140,19 @@ async fn chat_1_chat_2_turns_run_in_arrival_order_and_history_returns_all_of_the
     sidecar
         .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == 3)
         .await;
-    assert_eq!(*seen.lock().unwrap(), ["one", "two", "three"], "CHAT-2");
+    // The last user message of each model request: the turns ran one after another, in order.
+    let seen: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|request| {
+            request["messages"]
+                .as_array()
+                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
+                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(seen, ["one", "two", "three"], "CHAT-2");
     let ended: Vec<Value> = sidecar
         .notifications("wave/session/turnEnded")
         .iter()
