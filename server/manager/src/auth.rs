@@ -9,7 +9,7 @@
 //! mode 0600 in a 0700 directory. Refreshes hold `mcp-credentials.json.refresh.lock` from reading
 //! the refresh token to saving the rotated one, so two processes never spend it twice.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -177,40 +177,47 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-/// rmcp's view of one entry of the credential file. rmcp loads the credentials before every
-/// request; the entry is reread only when the file changed (a `stat` per request otherwise),
-/// so a refresh by another process is seen at once.
+/// The file's records as last read, per path, with the version they were read at.
+type Seen = HashMap<PathBuf, (Stamp, Arc<BTreeMap<String, Record>>)>;
+
+/// Every record of the file, reread only when it changed since the last read in this process
+/// (one `stat` otherwise): a refresh or sign-in by another process is seen at once.
+fn read_all_cached(path: &Path) -> Result<Arc<BTreeMap<String, Record>>, String> {
+    static SEEN: OnceLock<std::sync::Mutex<Seen>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let now = stamp(path);
+    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(now), Some((at, records))) = (now, seen.get(path))
+        && now == *at
+    {
+        return Ok(records.clone());
+    }
+    let records = Arc::new(read_all(path)?);
+    match now {
+        Some(now) => drop(seen.insert(path.to_path_buf(), (now, records.clone()))),
+        None => drop(seen.remove(path)),
+    }
+    Ok(records)
+}
+
+/// rmcp's view of one entry of the credential file (rmcp loads it before every request).
 #[derive(Clone)]
 pub(crate) struct FileStore {
     path: Arc<PathBuf>,
     key: Arc<str>,
-    last: Arc<std::sync::Mutex<Option<Seen>>>,
 }
-
-/// The entry as read at one version of the file.
-type Seen = (Stamp, Option<Record>);
 
 impl FileStore {
     pub(crate) fn new(path: &Path, key: &str) -> FileStore {
         FileStore {
             path: Arc::new(path.to_path_buf()),
             key: key.into(),
-            last: Arc::default(),
         }
     }
 
     /// The entry as the file holds it now. The file is small: read in place.
     fn record(&self) -> Result<Option<Record>, String> {
-        let now = stamp(&self.path);
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some(now), Some((seen, record))) = (now, last.as_ref())
-            && now == *seen
-        {
-            return Ok(record.clone());
-        }
-        let record = load(&self.path, &self.key)?;
-        *last = now.map(|now| (now, record.clone()));
-        Ok(record)
+        Ok(read_all_cached(&self.path)?.get(&*self.key).cloned())
     }
 }
 
