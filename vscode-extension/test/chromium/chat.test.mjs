@@ -96,4 +96,28 @@ describe("chat page against the real sidecar (JCEF bridge)", () => {
       sandbox.cleanup();
     }
   });
+
+  test("CHAT-1: a message the sidecar refuses (no model: chatUnavailable) is not shown as sent; its text goes back to the input", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: "", WAVE_MODEL: "" } });
+    const context = await browser.newContext({ viewport: { width: 700, height: 760 } });
+    const page = await context.newPage();
+    const relay = await attachRelay(page, sidecar);
+    try {
+      await page.goto(`${web.url}?page=chat&lang=en`);
+      await page.waitForSelector("body[data-ready=true]");
+      await page.locator("#chat-input").fill("hello?");
+      await page.locator("#chat-send").click();
+      await page.locator(".chat-error").waitFor({ timeout: 20_000 });
+      assert.equal(await page.locator(".msg").count(), 0, "nothing was added to the conversation");
+      assert.equal(await page.locator("#chat-input").inputValue(), "hello?");
+      const refused = relay.sidecarLog.find((e) => e.method === "wave/session/send");
+      assert.equal(refused?.error?.data?.kind, "chatUnavailable");
+      assert.ok(relay.hostLog.some((e) => e.method === "host/notify" && e.params.level === "error"), "the host is told (UI-12)");
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      sandbox.cleanup();
+    }
+  });
 });

@@ -119,6 +119,8 @@ export class ChatPage {
       this.set(sendAccepted(this.state, accepted.turn));
     } catch (e) {
       const message = t(this.lang, "sendFailed", { reason: errorText(e) });
+      // Not accepted, so not in the conversation: give the text back to the input.
+      if (this.input.value === "") this.input.value = action.text;
       this.set(sendFailed(this.state, message));
       void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
     }
