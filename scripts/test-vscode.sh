@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The VS Code extension's tests, from a fresh machine: installs what they need (Debian packages,
 # npm packages of vscode-extension/, Node 24 and code-server 4.139.1 cached outside the repo),
-# builds the Rust binaries and the .vsix, then runs three layers:
+# builds the Rust binaries, typechecks and lints (ESLint) the extension and the webview, builds the
+# .vsix, then runs three layers:
 #   1. unit     vitest: the webview's state logic (pure modules)
 #   2. webview  the shared settings page in headless Chromium against the real sidecar
 #   3. vscode   end to end in code-server (a real VS Code 1.139) with the packaged .vsix
@@ -61,9 +62,9 @@ echo "== vscode: npm ci (vscode-extension)"
 echo "== vscode: build the sidecar and the test MCP server"
 cargo build --locked --bin wave-mcp --bin wave-mcp-test-server
 
-echo "== vscode: typecheck, bundle, package the .vsix"
+echo "== vscode: typecheck, lint (ESLint, typescript-eslint recommended), bundle, package the .vsix"
 VSIX="$EXT/wave-mcp-test.vsix"
-(cd "$EXT" && npx tsc -p tsconfig.json --noEmit && node esbuild.mjs --production >/dev/null &&
+(cd "$EXT" && npx tsc -p tsconfig.json --noEmit && npx eslint src webview/src && node esbuild.mjs --production >/dev/null &&
   WAVE_SIDECAR_BINARY="$ROOT/target/debug/wave-mcp" WAVE_VSIX_OUT="$VSIX" node scripts/package.mjs >/dev/null)
 ls -la "$VSIX"
 export WAVE_VSIX="$VSIX"

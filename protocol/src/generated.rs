@@ -11,6 +11,8 @@ use super::*;
 
 const TS_FILE: &str = "vscode-extension/src/protocol.generated.ts";
 const SCHEMA_FILE: &str = "jetbrains-plugin/protocol.schema.json";
+const KOTLIN_FILE: &str =
+    "jetbrains-plugin/client/src/main/kotlin/dev/wavemcp/client/Methods.generated.kt";
 const DOCS_FILE: &str = "docs/protocol.md";
 const REGENERATE: &str = "WAVE_UPDATE_GENERATED=1 cargo test -p wave-mcp-protocol";
 
@@ -39,12 +41,24 @@ macro_rules! for_each_type {
             ChatToolCall,
             ChatMessage,
             SessionMessageParams,
+            SessionHistoryParams,
+            SessionHistoryEntry,
+            SessionHistoryResult,
             SessionTurnEndedParams,
             SessionDestroyParams,
             DestroyState,
             SessionDestroyed,
             ErrorKind,
-            ErrorData
+            ErrorData,
+            HostNoParams,
+            HostDone,
+            HostOpenFileParams,
+            HostCloseSettingsParams,
+            HostNotifyLevel,
+            HostNotifyParams,
+            HostCancelLoginParams,
+            HostChatOpened,
+            HostPrefillParams
         )
     };
 }
@@ -128,6 +142,100 @@ fn typescript() -> String {
         out.push_str(&format!("  {:?}: {};\n", message.method, message.params));
     }
     out.push_str("}\n");
+    let relayed = |kind: MessageKind| -> Vec<String> {
+        MESSAGES
+            .iter()
+            .filter(|m| m.kind == kind && m.relay == Relay::Webview)
+            .map(|m| format!("{:?}", m.method))
+            .collect()
+    };
+    let notifications: Vec<String> = MESSAGES
+        .iter()
+        .filter(|m| m.kind == MessageKind::Notification)
+        .map(|m| format!("{:?}", m.method))
+        .collect();
+    out.push_str(&format!(
+        "\n/** Every sidecar → client notification. */\n\
+         export const NOTIFICATION_METHODS = [{}] as const;\n",
+        notifications.join(", ")
+    ));
+    out.push_str(&format!(
+        "\n/** Page requests the hosts forward to the sidecar unchanged. */\n\
+         export const FORWARDED_REQUESTS = [{}] as const;\n\
+         export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];\n\n\
+         /** Sidecar notifications the hosts push to their pages unchanged. */\n\
+         export const FORWARDED_NOTIFICATIONS = [{}] as const;\n\
+         export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];\n",
+        relayed(MessageKind::Request).join(", "),
+        relayed(MessageKind::Notification).join(", "),
+    ));
+    out.push_str("\n/** Page → host requests (`host/*`): params and result of each. */\nexport interface HostOwnRequests {\n");
+    for message in HOST_MESSAGES {
+        if let Some(result) = message.result {
+            out.push_str(&format!(
+                "  {:?}: {{ params: {}; result: {} }};\n",
+                message.method, message.params, result
+            ));
+        }
+    }
+    out.push_str("}\n\n/** Host → page pushes of the host's own (`host/*`): params of each. */\nexport interface HostOwnPushes {\n");
+    for message in HOST_MESSAGES.iter().filter(|m| m.result.is_none()) {
+        out.push_str(&format!("  {:?}: {};\n", message.method, message.params));
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// `wave/mcp/configPaths` → `MCP_CONFIG_PATHS`.
+fn kotlin_name(method: &str) -> String {
+    let mut name = String::new();
+    for c in method_key(method).chars() {
+        if c.is_ascii_uppercase() {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+fn kotlin() -> String {
+    let mut out = format!(
+        "// Generated from protocol/src/lib.rs (wave-mcp-protocol) by `{REGENERATE}`.\n\
+         // Do not edit: change the Rust declarations and regenerate. See docs/protocol.md.\n\n\
+         package dev.wavemcp.client\n\n\
+         /** Method names of the sidecar protocol and of the messages between webview and host. */\n\
+         object Methods {{\n"
+    );
+    for message in MESSAGES {
+        out.push_str(&format!(
+            "    const val {} = {:?}\n",
+            kotlin_name(message.method),
+            message.method
+        ));
+    }
+    for message in HOST_MESSAGES {
+        out.push_str(&format!(
+            "    const val HOST_{} = {:?}\n",
+            kotlin_name(message.method.trim_start_matches("host/")),
+            message.method
+        ));
+    }
+    let relayed = |kind: MessageKind| -> String {
+        MESSAGES
+            .iter()
+            .filter(|m| m.kind == kind && m.relay == Relay::Webview)
+            .map(|m| kotlin_name(m.method))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    out.push_str(&format!(
+        "\n    /** Page requests the hosts forward to the sidecar unchanged. */\n\
+         \x20   val FORWARDED_REQUESTS: Set<String> = setOf({})\n\n\
+         \x20   /** Sidecar notifications the hosts push to their pages unchanged. */\n\
+         \x20   val FORWARDED_NOTIFICATIONS: Set<String> = setOf({})\n}}\n",
+        relayed(MessageKind::Request),
+        relayed(MessageKind::Notification),
+    ));
     out
 }
 
@@ -152,6 +260,24 @@ fn schema() -> String {
                     Direction::ClientToServer => "clientToServer",
                     Direction::ServerToClient => "serverToClient",
                 },
+                "forwarded": m.relay == Relay::Webview,
+                "params": reference(m.params),
+            });
+            if let Some(result) = m.result {
+                entry["result"] = reference(result);
+            }
+            entry
+        })
+        .collect();
+    let host_messages: Vec<Value> = HOST_MESSAGES
+        .iter()
+        .map(|m| {
+            let mut entry = json!({
+                "method": m.method,
+                "direction": match m.direction {
+                    HostDirection::PageToHost => "pageToHost",
+                    HostDirection::HostToPage => "hostToPage",
+                },
                 "params": reference(m.params),
             });
             if let Some(result) = m.result {
@@ -167,11 +293,14 @@ fn schema() -> String {
         "description": format!(
             "Custom LSP messages of `wave-mcp lsp` (see docs/protocol.md). Generated from \
              protocol/src/lib.rs by `{REGENERATE}`; do not edit. `x-wave-methods` lists every \
-             method with its params and result types; `$defs` holds the types. \
+             method with its params and result types and whether hosts forward it between sidecar and \
+             webview (`forwarded`); `x-wave-host-messages` the `host/*` messages between webview \
+             and host; `$defs` holds the types. \
              Default session id: \"{DEFAULT_SESSION_ID}\"; error code of a failed request: \
              {REQUEST_FAILED} (data: ErrorData)."
         ),
         "x-wave-methods": methods,
+        "x-wave-host-messages": host_messages,
         "$defs": definitions,
     });
     let mut text = serde_json::to_string_pretty(&root).expect("schema serializes");
@@ -216,6 +345,11 @@ fn typescript_types_are_up_to_date() {
 }
 
 #[test]
+fn kotlin_method_names_are_up_to_date() {
+    check_generated(KOTLIN_FILE, &kotlin());
+}
+
+#[test]
 fn json_schema_is_up_to_date() {
     check_generated(SCHEMA_FILE, &schema());
 }
@@ -225,6 +359,12 @@ fn json_schema_is_up_to_date() {
 #[test]
 fn every_message_type_is_generated() {
     let names = type_names();
+    for message in HOST_MESSAGES {
+        assert!(names.contains(&message.params), "{}", message.method);
+        if let Some(result) = message.result {
+            assert!(names.contains(&result), "{}", message.method);
+        }
+    }
     for message in MESSAGES {
         assert!(
             names.contains(&message.params),
@@ -248,6 +388,7 @@ fn every_method_is_documented() {
     let missing: Vec<&str> = METHODS
         .iter()
         .copied()
+        .chain(HOST_MESSAGES.iter().map(|m| m.method))
         .filter(|method| !docs.contains(&format!("### `{method}`")))
         .collect();
     assert!(
@@ -290,6 +431,42 @@ fn message_traits_carry_the_declared_methods() {
         "wave/session/turnEnded"
     );
     assert_eq!(<SessionDestroy as Request>::METHOD, "wave/session/destroy");
+    assert_eq!(<SessionHistory as Request>::METHOD, "wave/session/history");
+}
+
+/// The hosts relay exactly what the webview needs: its requests (never session create/destroy
+/// or the sidecar's own openUrl request) and every notification.
+#[test]
+fn forwarded_set_is_what_the_webview_uses() {
+    let forwarded: Vec<&str> = MESSAGES
+        .iter()
+        .filter(|m| m.relay == Relay::Webview)
+        .map(|m| m.method)
+        .collect();
+    for method in [
+        "wave/mcp/openUrl",
+        "wave/session/create",
+        "wave/session/destroy",
+    ] {
+        assert!(!forwarded.contains(&method), "{method}");
+    }
+    for method in [
+        "wave/session/send",
+        "wave/session/history",
+        "wave/session/message",
+    ] {
+        assert!(forwarded.contains(&method), "{method}");
+    }
+    for m in MESSAGES.iter().filter(|m| m.relay == Relay::Webview) {
+        assert!(
+            m.kind == MessageKind::Notification || m.direction == Direction::ClientToServer,
+            "{}: a forwarded request goes from the page to the sidecar",
+            m.method
+        );
+    }
+    for m in HOST_MESSAGES {
+        assert!(m.method.starts_with("host/"), "{}", m.method);
+    }
 }
 
 /// The wire shape: camelCase, optional fields left out, params accept `{}`.

@@ -334,14 +334,50 @@ pub struct ChatMessage {
     pub is_meta: bool,
 }
 
-/// Payload of `wave/session/message`.
+/// Payload of `wave/session/message`: one message added to the session's conversation, the
+/// user's own message first in each turn (CHAT-1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionMessageParams {
     pub session_id: String,
     pub turn: u64,
+    /// The message's position in the conversation, from 0: the same as in
+    /// `wave/session/history`, so a view that loaded the history skips what it already has.
+    pub index: u64,
     pub message: ChatMessage,
+}
+
+/// Params of `wave/session/history`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHistoryParams {
+    pub session_id: String,
+}
+
+/// One message of a session's conversation with its turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHistoryEntry {
+    pub turn: u64,
+    /// Position in the conversation, from 0 (`SessionMessageParams.index`).
+    pub index: u64,
+    pub message: ChatMessage,
+}
+
+/// Result of `wave/session/history`: the whole conversation so far (CHAT-1), in the order the
+/// messages were added — a turn's user message when its `send` was accepted, its other messages
+/// when it ran — so grouped by turn (a stable sort) they read as the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHistoryResult {
+    pub session_id: String,
+    pub messages: Vec<SessionHistoryEntry>,
+    /// Turns accepted and not ended yet, in order (the first one is running, CHAT-2).
+    pub running_turns: Vec<u64>,
 }
 
 /// Payload of `wave/session/turnEnded`.
@@ -445,12 +481,23 @@ pub enum MessageKind {
     Notification,
 }
 
+/// Whether the hosts relay a message between the sidecar and the shared webview unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relay {
+    /// A page request the host forwards to the sidecar, or a sidecar notification the host
+    /// pushes to its pages, unchanged.
+    Webview,
+    /// Between host and sidecar only: the webview never sees it.
+    HostOnly,
+}
+
 /// One custom message of the protocol, for docs, code generation and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageInfo {
     pub method: &'static str,
     pub kind: MessageKind,
     pub direction: Direction,
+    pub relay: Relay,
     /// Rust (and TypeScript) name of the params type.
     pub params: &'static str,
     /// Name of the result type; `None` for notifications.
@@ -462,7 +509,7 @@ pub struct MessageInfo {
 macro_rules! messages {
     ($(
         $(#[doc = $doc:literal])*
-        $kind:ident $name:ident = $method:literal, $direction:ident, $params:ident $(-> $result:ident)?;
+        $kind:ident $name:ident = $method:literal, $direction:ident, $relay:ident, $params:ident $(-> $result:ident)?;
     )*) => {
         $(
             $(#[doc = $doc])*
@@ -477,6 +524,7 @@ macro_rules! messages {
                 method: $method,
                 kind: MessageKind::$kind,
                 direction: Direction::$direction,
+                relay: Relay::$relay,
                 params: stringify!($params),
                 result: messages!(@result $($result)?),
             },
@@ -504,38 +552,178 @@ macro_rules! messages {
 
 messages! {
     /// The servers of a session (default: the workspace's agent) with their status.
-    Request McpServers = "wave/mcp/servers", ClientToServer, SessionParams -> ServersSnapshot;
+    Request McpServers = "wave/mcp/servers", ClientToServer, Webview, SessionParams -> ServersSnapshot;
     /// Connects one server now (LAZY-5, LIFE-2) and answers when it is connected or failed; a
     /// failure is the row's `error`, not a JSON-RPC error (UI-12).
-    Request McpConnect = "wave/mcp/connect", ClientToServer, ServerParams -> ServersSnapshot;
+    Request McpConnect = "wave/mcp/connect", ClientToServer, Webview, ServerParams -> ServersSnapshot;
     /// Disconnects one server (its whole process tree ends) and always answers with a
     /// snapshot, even when the entry is gone or teardown misbehaves (UI-4).
-    Request McpDisconnect = "wave/mcp/disconnect", ClientToServer, ServerParams -> ServersSnapshot;
+    Request McpDisconnect = "wave/mcp/disconnect", ClientToServer, Webview, ServerParams -> ServersSnapshot;
     /// Removes one entry from the user or project config file, keeping every other byte
     /// (DEL-2); refuses plugin and constructor servers (DEL-4).
-    Request McpDelete = "wave/mcp/delete", ClientToServer, DeleteParams -> ServersSnapshot;
+    Request McpDelete = "wave/mcp/delete", ClientToServer, Webview, DeleteParams -> ServersSnapshot;
     /// Signs in to a remote server (OAuth 2.1 authorization code + PKCE, AUTH-2) and connects
     /// it; answers when it is connected, or with a `signInFailed` error. A newer login for the
     /// same server cancels it (`signInCancelled`); so does `$/cancelRequest` (-32800).
-    Request McpLogin = "wave/mcp/login", ClientToServer, ServerParams -> ServersSnapshot;
+    Request McpLogin = "wave/mcp/login", ClientToServer, Webview, ServerParams -> ServersSnapshot;
     /// Disconnects a server and deletes (and, where offered, revokes) its stored credentials
     /// (AUTH-5).
-    Request McpLogout = "wave/mcp/logout", ClientToServer, ServerParams -> ServersSnapshot;
+    Request McpLogout = "wave/mcp/logout", ClientToServer, Webview, ServerParams -> ServersSnapshot;
     /// Asks the client to open a sign-in URL in the user's browser and to show it (AUTH-2).
-    Request McpOpenUrl = "wave/mcp/openUrl", ServerToClient, OpenUrlParams -> OpenUrlResult;
+    Request McpOpenUrl = "wave/mcp/openUrl", ServerToClient, HostOnly, OpenUrlParams -> OpenUrlResult;
     /// Absolute paths of the user and project config files, and the project name (EDIT-2).
-    Request McpConfigPaths = "wave/mcp/configPaths", ClientToServer, SessionParams -> ConfigPaths;
+    Request McpConfigPaths = "wave/mcp/configPaths", ClientToServer, Webview, SessionParams -> ConfigPaths;
     /// A session's servers changed (status, tools, config): the full new list (UI-5).
-    Notification McpServersChanged = "wave/mcp/serversChanged", ServerToClient, ServersSnapshot;
+    Notification McpServersChanged = "wave/mcp/serversChanged", ServerToClient, Webview, ServersSnapshot;
     /// Creates a session (an agent with its own MCP servers) in this sidecar.
-    Request SessionCreate = "wave/session/create", ClientToServer, SessionCreateParams -> SessionCreated;
-    /// Sends a user message to a session and starts a turn (ADD-3, ADD-4).
-    Request SessionSend = "wave/session/send", ClientToServer, SessionSendParams -> SessionSendAccepted;
-    /// A message the turn produced (assistant, tool, meta).
-    Notification SessionMessage = "wave/session/message", ServerToClient, SessionMessageParams;
+    Request SessionCreate = "wave/session/create", ClientToServer, HostOnly, SessionCreateParams -> SessionCreated;
+    /// Sends a user message to a session and queues its turn (ADD-3, ADD-4, CHAT-2).
+    Request SessionSend = "wave/session/send", ClientToServer, Webview, SessionSendParams -> SessionSendAccepted;
+    /// The whole conversation of a session so far, with turn numbers (CHAT-1).
+    Request SessionHistory = "wave/session/history", ClientToServer, Webview, SessionHistoryParams -> SessionHistoryResult;
+    /// A message added to the conversation: the user's own first, then meta, assistant and
+    /// tool messages (CHAT-1).
+    Notification SessionMessage = "wave/session/message", ServerToClient, Webview, SessionMessageParams;
     /// A turn ended, completed or not.
-    Notification SessionTurnEnded = "wave/session/turnEnded", ServerToClient, SessionTurnEndedParams;
+    Notification SessionTurnEnded = "wave/session/turnEnded", ServerToClient, Webview, SessionTurnEndedParams;
     /// Destroys a session and every process it has; queued while it is being reconfigured
     /// (LIFE-9).
-    Request SessionDestroy = "wave/session/destroy", ClientToServer, SessionDestroyParams -> SessionDestroyed;
+    Request SessionDestroy = "wave/session/destroy", ClientToServer, HostOnly, SessionDestroyParams -> SessionDestroyed;
+}
+
+// ---- host/*: between the shared webview and its host (never on the sidecar's wire) ----
+
+/// Params of a host message that has none (`{}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct HostNoParams {}
+
+/// The answer of a host request that returns nothing (`null`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct HostDone;
+
+/// Params of `host/openFile`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostOpenFileParams {
+    /// An absolute OS path from the sidecar (EDIT-2).
+    pub path: String,
+}
+
+/// Params of `host/closeSettings`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostCloseSettingsParams {
+    /// Put this text in the chat input, focused, not sent (ADD-1, ADD-2, EDIT-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub prefill: Option<String>,
+}
+
+/// How loud a host notification is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum HostNotifyLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Params of `host/notify`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostNotifyParams {
+    pub level: HostNotifyLevel,
+    pub message: String,
+}
+
+/// Params of `host/cancelLogin`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostCancelLoginParams {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// Result of `host/chatOpened`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostChatOpened {
+    /// A prefill that waited for a chat page (ADD-1, EDIT-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub prefill: Option<String>,
+}
+
+/// Params of the `host/prefill` push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostPrefillParams {
+    pub text: String,
+}
+
+/// Which way a host message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostDirection {
+    /// A request of the page, answered by the host.
+    PageToHost,
+    /// A push of the host to the page (not answered).
+    HostToPage,
+}
+
+/// One `host/*` message, for docs, code generation and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostMessageInfo {
+    pub method: &'static str,
+    pub direction: HostDirection,
+    pub params: &'static str,
+    /// Name of the result type; `None` for pushes.
+    pub result: Option<&'static str>,
+}
+
+macro_rules! host_messages {
+    ($(
+        $(#[doc = $doc:literal])*
+        $method:literal, $direction:ident, $params:ident $(-> $result:ident)?;
+    )*) => {
+        /// Every `host/*` message between the shared webview and its host, in documentation
+        /// order.
+        pub const HOST_MESSAGES: &[HostMessageInfo] = &[$(
+            HostMessageInfo {
+                method: $method,
+                direction: HostDirection::$direction,
+                params: stringify!($params),
+                result: messages!(@result $($result)?),
+            },
+        )*];
+    };
+}
+
+host_messages! {
+    /// Open this absolute path in an editor tab (EDIT-1); sent before `host/closeSettings`.
+    "host/openFile", PageToHost, HostOpenFileParams -> HostDone;
+    /// Close the settings page, back to the chat, with an optional prefill (UI-7, ADD-1).
+    "host/closeSettings", PageToHost, HostCloseSettingsParams -> HostDone;
+    /// Open the settings page on "MCP services" (UI-1; the chat's `/mcp`).
+    "host/openSettings", PageToHost, HostNoParams -> HostDone;
+    /// A host notification, never a chat message (UI-12).
+    "host/notify", PageToHost, HostNotifyParams -> HostDone;
+    /// Cancel the running `wave/mcp/login` of a server (AUTH-9).
+    "host/cancelLogin", PageToHost, HostCancelLoginParams -> HostDone;
+    /// A chat page (re)opened: it takes pushes from now on, and any prefill that waited.
+    "host/chatOpened", PageToHost, HostNoParams -> HostChatOpened;
+    /// Put this text in the chat input (the settings page's Add/Edit).
+    "host/prefill", HostToPage, HostPrefillParams;
+    /// The sidecar (re)started: reload what the page shows.
+    "host/sidecarRestarted", HostToPage, HostNoParams;
 }

@@ -339,6 +339,20 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     assert.equal(await chat.locator(".msg-user .msg-text").textContent(), prompt);
     assert.ok((await chat.locator(".msg-tool").count()) >= 1, "the tool result is shown");
     await shot("10-chat-turn");
+
+    // CHAT-1: close the chat view and open it again: a new page, which shows the earlier
+    // conversation from the sidecar (no host or page keeps a transcript).
+    await chat.evaluate(() => (window.__waveMarker = "the first page"));
+    await runCommand(page, "View: Close Primary Side Bar");
+    await until(async () => !(await hasWebviewFrame(page, "chat")), "the chat view closed");
+    await runCommand(page, "Wave: Open Chat");
+    const reopened = await chatFrame();
+    assert.equal(await reopened.evaluate(() => window.__waveMarker), undefined, "a new page, not the old one shown again");
+    await reopened.locator(".msg-assistant", { hasText: "The echo tool answered" }).waitFor({ timeout: 30_000 });
+    assert.equal(await reopened.locator(".msg-user").count(), 1);
+    assert.equal(await reopened.locator(".msg-user .msg-text").textContent(), prompt);
+    assert.ok((await reopened.locator(".msg-tool").count()) >= 1, "the tool result is shown again");
+    await shot("11-chat-reopened");
   });
 
   test("the sidecar's stop (restart command, and deactivate on reload) ends every MCP server it started", async () => {

@@ -2,8 +2,7 @@
 // the host side of their requests. The pages themselves (webview/) hold all UI logic.
 
 import * as vscode from "vscode";
-import { ChatStore } from "./chatStore";
-import { DEFAULT_SESSION_ID, Methods, type Requests } from "./protocol.generated";
+import { DEFAULT_SESSION_ID, FORWARDED_NOTIFICATIONS, Methods, type Requests } from "./protocol.generated";
 import { API_KEY_SECRET, FORWARDED, Sidecar, type RequestMethod } from "./sidecar";
 import { answerOpenUrl, PendingLogins } from "./signIn";
 import { pageHtml, WebviewHost, webviewOptions } from "./webviewHost";
@@ -17,7 +16,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const output = vscode.window.createOutputChannel("Wave", { log: true });
   const side = new Sidecar(context, output);
   sidecar = side;
-  const chat = new ChatStore(DEFAULT_SESSION_ID);
+  // The conversation lives in the sidecar (CHAT-1): the chat page loads it with
+  // `wave/session/history`. The host keeps only a prefill that waits for a chat page.
+  let pendingPrefill: string | undefined;
   const zh = langFromLocale(vscode.env.language) === "zh";
 
   let settings: { panel: vscode.WebviewPanel; host: WebviewHost } | undefined;
@@ -58,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const prefillChat = (text: string) => {
     if (chatView?.ready) chatView.host.push("host/prefill", { text });
-    else chat.setPrefill(text);
+    else pendingPrefill = text;
   };
 
   // ---- settings page (UI-1): one editor tab, "MCP services" selected ----
@@ -130,9 +131,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const entry = { view, host: undefined as unknown as WebviewHost, ready: false };
       entry.host = new WebviewHost(view.webview, async (method, params) => {
         switch (method) {
-          case "host/chatState":
+          case "host/chatOpened": {
             entry.ready = true;
-            return chat.snapshot();
+            const prefill = pendingPrefill;
+            pendingPrefill = undefined;
+            return prefill === undefined ? {} : { prefill };
+          }
           case "host/openSettings":
             openSettings();
             return null;
@@ -141,17 +145,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             notify(level, message);
             return null;
           }
-          case Methods.sessionSend: {
-            const p = params as Requests["wave/session/send"]["params"];
-            const accepted = await side.request(Methods.sessionSend, p);
-            chat.sent(accepted.turn, p.text);
-            return accepted;
-          }
           default:
             return forward(method, params);
         }
       });
       view.webview.html = pageHtml(view.webview, context.extensionUri, "chat", DEFAULT_SESSION_ID, "Wave chat");
+      // A hidden view's page is gone; the next one says `host/chatOpened` again.
+      view.onDidChangeVisibility(() => {
+        if (!view.visible) entry.ready = false;
+      });
       view.onDidDispose(() => {
         entry.host.dispose();
         if (chatView === entry) chatView = undefined;
@@ -165,24 +167,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     side,
-    side.on(Methods.mcpServersChanged, (snapshot) => settings?.host.push(Methods.mcpServersChanged, snapshot)),
-    side.on(Methods.sessionMessage, (params) => {
-      if (chat.message(params)) chatView?.host.push(Methods.sessionMessage, params);
-    }),
+    // The notifications declared as forwarded go to every page unchanged; each page takes its own.
+    ...FORWARDED_NOTIFICATIONS.map((method) =>
+      side.on(method, (params) => {
+        settings?.host.push(method, params);
+        if (chatView?.ready) chatView.host.push(method, params);
+      }),
+    ),
     side.on(Methods.sessionTurnEnded, (params) => {
-      if (!chat.turnEnded(params)) return;
-      chatView?.host.push(Methods.sessionTurnEnded, params);
       // Why a turn stopped is the host's to show (protocol: SessionTurnEndedParams.error).
       if (params.error) void vscode.window.showWarningMessage(`Wave: ${params.error}`);
     }),
     side.onRestarted(() => {
       settings?.host.push("host/sidecarRestarted", {});
     }),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatProvider, { webviewOptions: { retainContextWhenHidden: true } }),
+    // No retainContextWhenHidden: a chat view that is shown again reloads the conversation from
+    // the sidecar (CHAT-1).
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatProvider),
     vscode.commands.registerCommand("wave.mcpServers", openSettings),
     vscode.commands.registerCommand("wave.focusChat", focusChat),
     vscode.commands.registerCommand("wave.restartSidecar", async () => {
-      chat.reset();
       await side.restart();
       if (chatView) chatView.view.webview.html = pageHtml(chatView.view.webview, context.extensionUri, "chat", DEFAULT_SESSION_ID, "Wave chat");
     }),

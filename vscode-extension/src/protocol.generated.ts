@@ -272,9 +272,40 @@ isError: boolean,
 isMeta: boolean, };
 
 /**
- * Payload of `wave/session/message`.
+ * Payload of `wave/session/message`: one message added to the session's conversation, the
+ * user's own message first in each turn (CHAT-1).
  */
-export type SessionMessageParams = { sessionId: string, turn: number, message: ChatMessage, };
+export type SessionMessageParams = { sessionId: string, turn: number, 
+/**
+ * The message's position in the conversation, from 0: the same as in
+ * `wave/session/history`, so a view that loaded the history skips what it already has.
+ */
+index: number, message: ChatMessage, };
+
+/**
+ * Params of `wave/session/history`.
+ */
+export type SessionHistoryParams = { sessionId: string, };
+
+/**
+ * One message of a session's conversation with its turn.
+ */
+export type SessionHistoryEntry = { turn: number, 
+/**
+ * Position in the conversation, from 0 (`SessionMessageParams.index`).
+ */
+index: number, message: ChatMessage, };
+
+/**
+ * Result of `wave/session/history`: the whole conversation so far (CHAT-1), in the order the
+ * messages were added — a turn's user message when its `send` was accepted, its other messages
+ * when it ran — so grouped by turn (a stable sort) they read as the conversation.
+ */
+export type SessionHistoryResult = { sessionId: string, messages: Array<SessionHistoryEntry>, 
+/**
+ * Turns accepted and not ended yet, in order (the first one is running, CHAT-2).
+ */
+runningTurns: Array<number>, };
 
 /**
  * Payload of `wave/session/turnEnded`.
@@ -315,6 +346,63 @@ export type ErrorData = { kind: ErrorKind,
  */
 path?: string, };
 
+/**
+ * Params of a host message that has none (`{}`).
+ */
+export type HostNoParams = Record<symbol, never>;
+
+/**
+ * The answer of a host request that returns nothing (`null`).
+ */
+export type HostDone = null;
+
+/**
+ * Params of `host/openFile`.
+ */
+export type HostOpenFileParams = { 
+/**
+ * An absolute OS path from the sidecar (EDIT-2).
+ */
+path: string, };
+
+/**
+ * Params of `host/closeSettings`.
+ */
+export type HostCloseSettingsParams = { 
+/**
+ * Put this text in the chat input, focused, not sent (ADD-1, ADD-2, EDIT-1).
+ */
+prefill?: string, };
+
+/**
+ * How loud a host notification is.
+ */
+export type HostNotifyLevel = "info" | "warning" | "error";
+
+/**
+ * Params of `host/notify`.
+ */
+export type HostNotifyParams = { level: HostNotifyLevel, message: string, };
+
+/**
+ * Params of `host/cancelLogin`.
+ */
+export type HostCancelLoginParams = { name: string, sessionId?: string, };
+
+/**
+ * Result of `host/chatOpened`.
+ */
+export type HostChatOpened = { 
+/**
+ * A prefill that waited for a chat page (ADD-1, EDIT-1).
+ */
+prefill?: string, };
+
+/**
+ * Params of the `host/prefill` push.
+ */
+export type HostPrefillParams = { text: string, };
+
 /** Any JSON value. */
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
@@ -331,6 +419,7 @@ export const Methods = {
   mcpServersChanged: "wave/mcp/serversChanged",
   sessionCreate: "wave/session/create",
   sessionSend: "wave/session/send",
+  sessionHistory: "wave/session/history",
   sessionMessage: "wave/session/message",
   sessionTurnEnded: "wave/session/turnEnded",
   sessionDestroy: "wave/session/destroy",
@@ -348,6 +437,7 @@ export interface Requests {
   "wave/mcp/configPaths": { params: SessionParams; result: ConfigPaths };
   "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
   "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };
+  "wave/session/history": { params: SessionHistoryParams; result: SessionHistoryResult };
   "wave/session/destroy": { params: SessionDestroyParams; result: SessionDestroyed };
 }
 
@@ -356,4 +446,31 @@ export interface Notifications {
   "wave/mcp/serversChanged": ServersSnapshot;
   "wave/session/message": SessionMessageParams;
   "wave/session/turnEnded": SessionTurnEndedParams;
+}
+
+/** Every sidecar → client notification. */
+export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded"] as const;
+
+/** Page requests the hosts forward to the sidecar unchanged. */
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history"] as const;
+export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
+
+/** Sidecar notifications the hosts push to their pages unchanged. */
+export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded"] as const;
+export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];
+
+/** Page → host requests (`host/*`): params and result of each. */
+export interface HostOwnRequests {
+  "host/openFile": { params: HostOpenFileParams; result: HostDone };
+  "host/closeSettings": { params: HostCloseSettingsParams; result: HostDone };
+  "host/openSettings": { params: HostNoParams; result: HostDone };
+  "host/notify": { params: HostNotifyParams; result: HostDone };
+  "host/cancelLogin": { params: HostCancelLoginParams; result: HostDone };
+  "host/chatOpened": { params: HostNoParams; result: HostChatOpened };
+}
+
+/** Host → page pushes of the host's own (`host/*`): params of each. */
+export interface HostOwnPushes {
+  "host/prefill": HostPrefillParams;
+  "host/sidecarRestarted": HostNoParams;
 }

@@ -11,29 +11,21 @@ import {
   State,
 } from "vscode-languageclient/node";
 import {
+  FORWARDED_REQUESTS,
   type InitializationOptions,
   Methods,
   type ModelOptions,
+  NOTIFICATION_METHODS,
   type Notifications,
   type Requests,
 } from "./protocol.generated";
 import { resolveSidecar, type SidecarChoice } from "./sidecarPath";
-import type { ForwardedMethod } from "../webview/src/hostApi";
 
 export type RequestMethod = keyof Requests;
 export type NotificationMethod = keyof Notifications;
 
-/** The requests a webview may forward to the sidecar unchanged. */
-export const FORWARDED: ReadonlySet<string> = new Set<ForwardedMethod>([
-  Methods.mcpServers,
-  Methods.mcpConnect,
-  Methods.mcpDisconnect,
-  Methods.mcpDelete,
-  Methods.mcpConfigPaths,
-  Methods.mcpLogin,
-  Methods.mcpLogout,
-  Methods.sessionSend,
-]);
+/** The requests a webview may forward to the sidecar unchanged (declared in protocol/). */
+export const FORWARDED: ReadonlySet<string> = new Set<string>(FORWARDED_REQUESTS);
 
 /** Requests the sidecar sends to the client (answered by the extension). */
 export type ClientRequestMethod = typeof Methods.mcpOpenUrl;
@@ -103,7 +95,7 @@ export class Sidecar implements vscode.Disposable {
     };
     const client = new LanguageClient("wave", "Wave", serverOptions, clientOptions);
     this.client = client;
-    for (const method of NOTIFICATIONS) client.onNotification(method, (params: unknown) => this.emit(method, params));
+    for (const method of NOTIFICATION_METHODS) client.onNotification(method, (params: unknown) => this.emit(method, params));
     // Requests of the sidecar (wave/mcp/openUrl): registered on every new client.
     for (const [method, handler] of this.requestHandlers) client.onRequest(method, (params: unknown) => handler(params));
     // Every (re)start — ours, or the client's own after a crash — is a new sidecar process whose
@@ -177,11 +169,6 @@ export class Sidecar implements vscode.Disposable {
   }
 }
 
-const NOTIFICATIONS: ReadonlySet<string> = new Set<string>([
-  Methods.mcpServersChanged,
-  Methods.sessionMessage,
-  Methods.sessionTurnEnded,
-]);
 
 function ensureExecutable(p: string): void {
   try {

@@ -738,7 +738,7 @@ impl McpManager {
             tracing::warn!("keeping the MCP servers as they are: {problem}");
             return;
         }
-        let (stopping, redial) = {
+        let (stopping, redial, configured) = {
             let mut state = shared.lock();
             if state.destroyed {
                 return;
@@ -781,8 +781,16 @@ impl McpManager {
                 return;
             }
             shared.publish(&mut state);
-            (stopping, redial)
+            (stopping, redial, state.configured())
         };
+        // CACHE-4: entries of servers that left the config (or whose entry changed) leave the
+        // cache file now, not only at the next connect. Awaited, so nothing is left pending.
+        let (path, workdir) = (shared.cache_path.clone(), shared.workdir.clone());
+        let pruned =
+            tokio::task::spawn_blocking(move || cache::prune(&path, &workdir, &configured)).await;
+        if let Ok(Err(e)) = pruned {
+            tracing::debug!("cannot prune the MCP tool cache: {e}");
+        }
         futures::future::join_all(
             stopping
                 .into_iter()
@@ -1382,18 +1390,20 @@ fn watch_loss(
     }
 }
 
-/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5).
+/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5). The refresh is a
+/// task of the manager's tracker, so `cleanup` awaits it like every other task.
 fn tools_changed_hook(
     shared: Weak<SharedState>,
     name: String,
     generation: u64,
 ) -> connection::ToolsChanged {
     Arc::new(move || {
-        let (shared, name) = (shared.clone(), name.clone());
-        tokio::spawn(async move {
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let name = name.clone();
+        let tasks = shared.tasks.clone();
+        tasks.spawn(async move {
             let peer = {
                 let state = shared.lock();
                 let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);

@@ -14,12 +14,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
+use std::future::Future;
+
 use anyhow::Result;
 use futures::future::{Either, Ready, ready};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{self, ErrorCode, Request, Response};
-use tower_lsp_server::ls_types::request::Request as _;
+use tower_lsp_server::ls_types::request::Request as Message;
 use tower_lsp_server::ls_types::{
     InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
 };
@@ -28,8 +30,9 @@ use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
     METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout, McpServers,
     REQUEST_FAILED, ServerParams, ServersSnapshot, SessionCreate, SessionCreateParams,
-    SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionParams,
-    SessionSend, SessionSendAccepted, SessionSendParams,
+    SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionHistory,
+    SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend, SessionSendAccepted,
+    SessionSendParams,
 };
 
 use sessions::Registry;
@@ -91,16 +94,17 @@ pub async fn run() -> Result<()> {
         client,
         registry: registry.clone(),
     })
-    .custom_method(McpServers::METHOD, Backend::servers)
-    .custom_method(McpConnect::METHOD, Backend::connect)
-    .custom_method(McpDisconnect::METHOD, Backend::disconnect)
-    .custom_method(McpDelete::METHOD, Backend::delete)
-    .custom_method(McpLogin::METHOD, Backend::login)
-    .custom_method(McpLogout::METHOD, Backend::logout)
-    .custom_method(McpConfigPaths::METHOD, Backend::config_paths)
-    .custom_method(SessionCreate::METHOD, Backend::session_create)
-    .custom_method(SessionSend::METHOD, Backend::session_send)
-    .custom_method(SessionDestroy::METHOD, Backend::session_destroy)
+    .custom_method(McpServers::METHOD, Backend::dispatch::<McpServers>)
+    .custom_method(McpConnect::METHOD, Backend::dispatch::<McpConnect>)
+    .custom_method(McpDisconnect::METHOD, Backend::dispatch::<McpDisconnect>)
+    .custom_method(McpDelete::METHOD, Backend::dispatch::<McpDelete>)
+    .custom_method(McpLogin::METHOD, Backend::dispatch::<McpLogin>)
+    .custom_method(McpLogout::METHOD, Backend::dispatch::<McpLogout>)
+    .custom_method(McpConfigPaths::METHOD, Backend::dispatch::<McpConfigPaths>)
+    .custom_method(SessionCreate::METHOD, Backend::dispatch::<SessionCreate>)
+    .custom_method(SessionSend::METHOD, Backend::dispatch::<SessionSend>)
+    .custom_method(SessionHistory::METHOD, Backend::dispatch::<SessionHistory>)
+    .custom_method(SessionDestroy::METHOD, Backend::dispatch::<SessionDestroy>)
     .finish();
     let server = Server::new(stdin(), tokio::io::stdout(), socket).concurrency_level(CONCURRENCY);
     tokio::select! {
@@ -228,64 +232,97 @@ impl Backend {
         })
     }
 
-    async fn servers(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
-        let params: SessionParams = parse(params)?;
+    /// The one entry of every `wave/*` request: params parsed into the message's declared
+    /// `Params` (with the offending field's path), answered with its declared `Result`.
+    async fn dispatch<M: Message>(&self, params: Value) -> jsonrpc::Result<M::Result>
+    where
+        Backend: Handles<M>,
+    {
+        self.handle(parse(params)?).await
+    }
+}
+
+/// The sidecar's handler of request `M`. Its signature is the message's declared `Params` and
+/// `Result` (`protocol/`): a handler whose types differ does not compile, and one that is not
+/// implemented cannot be registered in [`run`].
+trait Handles<M: Message> {
+    fn handle(&self, params: M::Params) -> impl Future<Output = jsonrpc::Result<M::Result>> + Send;
+}
+
+impl Handles<McpServers> for Backend {
+    async fn handle(&self, params: SessionParams) -> jsonrpc::Result<ServersSnapshot> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.servers().await)
     }
+}
 
-    async fn connect(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
-        let params: ServerParams = parse(params)?;
+impl Handles<McpConnect> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.connect(&params.name).await?)
     }
+}
 
-    async fn disconnect(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
-        let params: ServerParams = parse(params)?;
+impl Handles<McpDisconnect> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.disconnect(&params.name).await)
     }
+}
 
-    async fn login(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
-        let params: ServerParams = parse(params)?;
+impl Handles<McpLogin> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.login(&params.name).await?)
     }
+}
 
-    async fn logout(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
-        let params: ServerParams = parse(params)?;
+impl Handles<McpLogout> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.logout(&params.name).await?)
     }
+}
 
-    async fn delete(&self, params: Value) -> jsonrpc::Result<ServersSnapshot> {
-        let params: DeleteParams = parse(params)?;
+impl Handles<McpDelete> for Backend {
+    async fn handle(&self, params: DeleteParams) -> jsonrpc::Result<ServersSnapshot> {
         let registry = self.registry()?;
         let session = registry.get(params.session_id.as_deref())?;
         Ok(registry
             .delete(&session, &params.name, params.source)
             .await?)
     }
+}
 
-    async fn config_paths(&self, params: Value) -> jsonrpc::Result<ConfigPaths> {
-        let params: SessionParams = parse(params)?;
+impl Handles<McpConfigPaths> for Backend {
+    async fn handle(&self, params: SessionParams) -> jsonrpc::Result<ConfigPaths> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.config_paths())
     }
+}
 
-    async fn session_create(&self, params: Value) -> jsonrpc::Result<SessionCreated> {
-        let params: SessionCreateParams = parse(params)?;
+impl Handles<SessionCreate> for Backend {
+    async fn handle(&self, params: SessionCreateParams) -> jsonrpc::Result<SessionCreated> {
         Ok(self.registry()?.create(params)?)
     }
+}
 
-    async fn session_send(&self, params: Value) -> jsonrpc::Result<SessionSendAccepted> {
-        let params: SessionSendParams = parse(params)?;
+impl Handles<SessionSend> for Backend {
+    async fn handle(&self, params: SessionSendParams) -> jsonrpc::Result<SessionSendAccepted> {
         let session = self.registry()?.get(Some(&params.session_id))?;
-        Ok(session.send(params.text)?)
+        Ok(session.send(params.text).await?)
     }
+}
 
-    async fn session_destroy(&self, params: Value) -> jsonrpc::Result<SessionDestroyed> {
-        let params: SessionDestroyParams = parse(params)?;
+impl Handles<SessionHistory> for Backend {
+    async fn handle(&self, params: SessionHistoryParams) -> jsonrpc::Result<SessionHistoryResult> {
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.history().await)
+    }
+}
+
+impl Handles<SessionDestroy> for Backend {
+    async fn handle(&self, params: SessionDestroyParams) -> jsonrpc::Result<SessionDestroyed> {
         Ok(self.registry()?.destroy(&params.session_id).await?)
     }
 }

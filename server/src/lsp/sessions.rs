@@ -1,7 +1,9 @@
 //! The session registry: many agents in one sidecar, each owning its MCP manager; versioned
-//! snapshots for replies and `wave/mcp/serversChanged`; reconfiguration (config reload) and
-//! destroy, where a destroy that arrives while a session is being reconfigured is queued and
-//! carried out when the reconfiguration ends (LIFE-9).
+//! snapshots for replies and `wave/mcp/serversChanged`; the conversation of each session, the
+//! one record clients render from (CHAT-1), with one turn worker per session that runs turns
+//! in the order they were sent (CHAT-2); reconfiguration (config reload) and destroy, where a
+//! destroy that arrives while a session is being reconfigured is queued and carried out when
+//! the reconfiguration ends (LIFE-9).
 //!
 //! Versions: one counter per process, drawn under one async lock. A notification is queued
 //! while that lock is held, so notifications leave in version order; a reply draws its version
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::broadcast::{self, error::RecvError};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tower_lsp_server::Client;
 use wave_mcp_agent::{Agent, AgentOptions, Message, ModelSettings, Role};
@@ -28,8 +30,9 @@ use wave_mcp_manager::{
 use wave_mcp_protocol::{
     ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
     McpOpenUrl, McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
-    SessionCreateParams, SessionCreated, SessionDestroyed, SessionMessage, SessionMessageParams,
-    SessionSendAccepted, SessionTurnEnded, SessionTurnEndedParams,
+    SessionCreateParams, SessionCreated, SessionDestroyed, SessionHistoryEntry,
+    SessionHistoryResult, SessionMessage, SessionMessageParams, SessionSendAccepted,
+    SessionTurnEnded, SessionTurnEndedParams,
 };
 
 use super::watch::ConfigWatcher;
@@ -120,6 +123,20 @@ struct Life {
     destroyed: bool,
 }
 
+/// A session's conversation: every message with its turn, in order (CHAT-1), and the turns
+/// queued for its worker (CHAT-2). A message is recorded and notified under the same lock, so
+/// notifications leave in index order and a history reply never misses one that was notified.
+#[derive(Default)]
+struct Conversation {
+    messages: Vec<SessionHistoryEntry>,
+    /// The last turn number handed out.
+    last_turn: u64,
+    /// Accepted and not ended, in order; the first is the one running.
+    running: Vec<u64>,
+    /// The worker's queue, made with the first turn.
+    queue: Option<mpsc::UnboundedSender<(u64, String)>>,
+}
+
 /// What a session is created from.
 struct SessionOptions {
     workdir: PathBuf,
@@ -143,9 +160,10 @@ pub struct Session {
     life: Mutex<Life>,
     /// One reload at a time.
     reload: tokio::sync::Mutex<()>,
-    turns: AtomicU64,
-    /// Turns started and maybe still running, aborted by teardown.
-    turn_tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The conversation, the only record of it (CHAT-1).
+    conversation: tokio::sync::Mutex<Conversation>,
+    /// Runs the queued turns one after another (CHAT-2); aborted by teardown.
+    turn_worker: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Session {
@@ -212,8 +230,8 @@ impl Session {
             forwarder: Mutex::new(Some(forwarder)),
             life: Mutex::new(Life::default()),
             reload: tokio::sync::Mutex::new(()),
-            turns: AtomicU64::new(0),
-            turn_tasks: Mutex::new(Vec::new()),
+            conversation: tokio::sync::Mutex::default(),
+            turn_worker: Mutex::new(None),
         }
     }
 
@@ -341,8 +359,10 @@ impl Session {
     }
 
     /// Queues a turn with `text` as an ordinary user message, sent verbatim (`/settings ...`
-    /// included, ADD-4). Its messages and its end are notified when it finishes.
-    pub fn send(self: &Arc<Self>, text: String) -> Result<SessionSendAccepted, Failure> {
+    /// included, ADD-4). The user's message is recorded and notified at once, as the first
+    /// message of its turn (CHAT-1); the turn runs after every turn sent before it (CHAT-2), and
+    /// its other messages and its end are notified when it finishes.
+    pub async fn send(self: &Arc<Self>, text: String) -> Result<SessionSendAccepted, Failure> {
         if self.agent.is_none() {
             let reason = self.no_agent.as_deref().unwrap_or("no agent");
             return Err(Failure::new(
@@ -350,20 +370,80 @@ impl Session {
                 format!("session \"{}\" cannot chat: {reason}", self.id),
             ));
         }
-        let turn = self.turns.fetch_add(1, Ordering::SeqCst) + 1;
-        let session = self.clone();
-        let task = tokio::spawn(async move { session.run_turn(turn, text).await });
-        let mut tasks = self.turn_tasks.lock().unwrap_or_else(|e| e.into_inner());
-        tasks.retain(|task| !task.is_finished());
-        tasks.push(task);
+        let mut conversation = self.conversation.lock().await;
+        conversation.last_turn += 1;
+        let turn = conversation.last_turn;
+        let message = ChatMessage {
+            role: ChatRole::User,
+            content: text.clone(),
+            tool_calls: Vec::new(),
+            tool_name: None,
+            is_error: false,
+            is_meta: false,
+        };
+        self.record(&mut conversation, turn, message).await;
+        conversation.running.push(turn);
+        let queue = conversation
+            .queue
+            .get_or_insert_with(|| self.start_turn_worker());
+        if queue.send((turn, text)).is_err() {
+            tracing::warn!(session = %self.id, "turn {turn} not run: the session is closing");
+        }
         Ok(SessionSendAccepted {
             session_id: self.id.clone(),
             turn,
         })
     }
 
-    /// Runs one turn (after the ones before it) and notifies what it added to the history:
-    /// meta, assistant and tool messages (not the user's own message), then the end.
+    /// The worker that runs this session's turns, one at a time, in the order they were queued.
+    /// It holds the session weakly: a session that is gone ends it.
+    fn start_turn_worker(self: &Arc<Self>) -> mpsc::UnboundedSender<(u64, String)> {
+        let (queue, mut turns) = mpsc::unbounded_channel::<(u64, String)>();
+        let session = Arc::downgrade(self);
+        let worker = tokio::spawn(async move {
+            while let Some((turn, text)) = turns.recv().await {
+                let Some(session) = session.upgrade() else {
+                    return;
+                };
+                session.run_turn(turn, text).await;
+            }
+        });
+        *self.turn_worker.lock().unwrap_or_else(|e| e.into_inner()) = Some(worker);
+        queue
+    }
+
+    /// Appends one message to the conversation and notifies it (under the conversation's lock).
+    async fn record(&self, conversation: &mut Conversation, turn: u64, message: ChatMessage) {
+        let index = conversation.messages.len() as u64;
+        conversation.messages.push(SessionHistoryEntry {
+            turn,
+            index,
+            message: message.clone(),
+        });
+        let params = SessionMessageParams {
+            session_id: self.id.clone(),
+            turn,
+            index,
+            message,
+        };
+        self.publisher
+            .client
+            .send_notification::<SessionMessage>(params)
+            .await;
+    }
+
+    /// `wave/session/history`: the whole conversation so far (CHAT-1).
+    pub async fn history(&self) -> SessionHistoryResult {
+        let conversation = self.conversation.lock().await;
+        SessionHistoryResult {
+            session_id: self.id.clone(),
+            messages: conversation.messages.clone(),
+            running_turns: conversation.running.clone(),
+        }
+    }
+
+    /// Runs one turn and records what it added to the agent's history: meta, assistant and
+    /// tool messages (the user's own message was recorded when it was sent), then the end.
     async fn run_turn(&self, turn: u64, text: String) {
         let Some(agent) = &self.agent else {
             return;
@@ -375,22 +455,17 @@ impl Session {
             let added: Vec<Message> = agent.history().get(start..).unwrap_or_default().to_vec();
             (result, added)
         };
+        let mut conversation = self.conversation.lock().await;
         let mut own_message = true;
         for message in added {
             let typed = message.role == Role::User && !message.is_meta && message.content == text;
             if typed && std::mem::take(&mut own_message) {
                 continue;
             }
-            let params = SessionMessageParams {
-                session_id: self.id.clone(),
-                turn,
-                message: chat_message(message),
-            };
-            self.publisher
-                .client
-                .send_notification::<SessionMessage>(params)
+            self.record(&mut conversation, turn, chat_message(message))
                 .await;
         }
+        conversation.running.retain(|&t| t != turn);
         let params = SessionTurnEndedParams {
             session_id: self.id.clone(),
             turn,
@@ -443,10 +518,14 @@ impl Session {
         // one to send them to).
         self.stop_forwarder();
         self.manager.cleanup().await;
-        let tasks = std::mem::take(&mut *self.turn_tasks.lock().unwrap_or_else(|e| e.into_inner()));
-        for task in tasks {
-            task.abort();
-            let _ = task.await;
+        let worker = self
+            .turn_worker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(worker) = worker {
+            worker.abort();
+            let _ = worker.await;
         }
         if let Some(agent) = &self.agent {
             agent.lock().await.destroy().await;

@@ -713,3 +713,42 @@ async fn sec_1_cache_8_no_secret_in_cache_file() {
         );
     }
 }
+
+// CACHE-4: a server removed from the config leaves the cache file at the reload that sees it
+// go (the sidecar's watcher calls `reload`), without waiting for a connect; the servers that
+// stay keep their entries, and nothing is left running or pending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_4_reload_prunes_a_removed_servers_entry() {
+    let sb = Sandbox::new();
+    sb.write_project(json!({
+        "keep": sb.server(&["--tools", "echo"]),
+        "gone": sb.server(&["--tools", "add"]),
+    }));
+    let manager = sb.manager();
+    manager.connect("keep").await.expect("connect keep");
+    manager.connect("gone").await.expect("connect gone");
+    manager.disconnect("keep").await.expect("disconnect keep");
+    manager.disconnect("gone").await.expect("disconnect gone");
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            cache_file(&sb.home).exists()
+                && entries_of(&sb.home, "keep", &sb.workdir).len() == 1
+                && entries_of(&sb.home, "gone", &sb.workdir).len() == 1
+        })
+        .await,
+        "both entries written"
+    );
+    let kept = entries_of(&sb.home, "keep", &sb.workdir);
+
+    sb.write_project(json!({ "keep": sb.server(&["--tools", "echo"]) }));
+    manager.reload().await;
+    assert_eq!(listed_names(&manager), ["keep"]);
+    assert!(
+        entries_of(&sb.home, "gone", &sb.workdir).is_empty(),
+        "the removed server's entry is still cached: {:?}",
+        cache_entries(&sb.home)
+    );
+    assert_eq!(entries_of(&sb.home, "keep", &sb.workdir), kept);
+    manager.cleanup().await;
+    assert!(sb.live_processes().is_empty());
+}

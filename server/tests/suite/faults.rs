@@ -1102,6 +1102,7 @@ const WAVE_METHODS: &[&str] = &[
     "wave/mcp/configPaths",
     "wave/session/create",
     "wave/session/send",
+    "wave/session/history",
     "wave/session/destroy",
 ];
 
@@ -1523,39 +1524,43 @@ async fn protocol_fuzz_broken_frames_never_crash_and_leave_no_process() {
             json!({ "a": sandbox.server_with_pids("a", &["--spawn-descendants", "1"]) }),
         );
         let log = sandbox.path("sidecar.log");
-        let mut sidecar = RawSidecar::start(&sandbox, &log).await;
-        let connected = sidecar
-            .request("wave/mcp/connect", json!({ "name": "a" }))
-            .await;
-        assert_eq!(
-            status_of(&connected["result"], "a").as_deref(),
-            Some("connected")
-        );
+        let stderr = std::fs::File::create(&log).unwrap();
+        let mut sidecar = Sidecar::spawn(&sandbox.root, |command| {
+            command.env("WAVE_LOG", "info").stderr(Stdio::from(stderr));
+        });
+        sidecar
+            .initialize(json!({ "initializationOptions": {
+                "home": sandbox.home,
+                "workdir": sandbox.workdir,
+            }}))
+            .await
+            .expect("initialize");
+        let connected = sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+        assert_eq!(status_of(&connected, "a").as_deref(), Some("connected"));
         let pids = wait_for_pids(&sandbox.pid_file("a"), 2).await;
         let before = sidecar.received();
-        sidecar.write(&bytes).await;
+        sidecar.write_bytes(&bytes).await;
         if close_stdin {
-            sidecar.stdin.take();
+            sidecar.close_stdin().await;
         }
         // Either it exits, or it is still there and answering.
         let exited = eventually(Duration::from_secs(3), || !sidecar.running()).await;
         if !exited {
-            let snapshot = sidecar.request("wave/mcp/servers", json!({})).await;
-            assert!(lists(&snapshot["result"], "a"), "{label}: {snapshot}");
+            let snapshot = sidecar.ok("wave/mcp/servers", json!({})).await;
+            assert!(lists(&snapshot, "a"), "{label}: {snapshot}");
         }
         let errors: Vec<i64> = sidecar.messages()[before..]
             .iter()
             .filter_map(|m| m["error"]["code"].as_i64())
             .collect();
         if !exited {
-            sidecar.request("shutdown", Value::Null).await;
-            let exit = br#"{"jsonrpc": "2.0", "method": "exit"}"#;
-            sidecar.write(&frame(exit)).await;
+            sidecar.ok("shutdown", Value::Null).await;
+            sidecar.notify("exit", Value::Null).await;
         }
-        let status = tokio::time::timeout(Duration::from_secs(20), sidecar.child.wait())
+        let status = sidecar
+            .exited_within(Duration::from_secs(20))
             .await
-            .unwrap_or_else(|_| panic!("{label}: the sidecar did not exit"))
-            .unwrap();
+            .unwrap_or_else(|| panic!("{label}: the sidecar did not exit"));
         assert!(
             status.success(),
             "{label}: the sidecar exited with {status}"
@@ -1751,131 +1756,4 @@ async fn secrets_never_reach_the_cache_snapshots_logs_or_cli() {
     let cache =
         std::fs::read_to_string(sandbox.home.join(".wave").join("mcp-tools-cache.json")).unwrap();
     assert_secret_free("the cache file after the CLI", &cache, &secrets);
-}
-
-/// The sidecar with our hands on its raw stdin: for bytes that are not well-formed messages.
-struct RawSidecar {
-    child: tokio::process::Child,
-    stdin: Option<tokio::process::ChildStdin>,
-    log: Arc<std::sync::Mutex<Vec<Value>>>,
-    next_id: i64,
-}
-
-impl RawSidecar {
-    async fn start(sandbox: &Sandbox, log: &Path) -> RawSidecar {
-        let mut child = tokio::process::Command::new(wave_mcp())
-            .arg("lsp")
-            .current_dir(&sandbox.root)
-            .env("WAVE_LOG", "info")
-            .env_remove("WAVE_MODEL")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn wave-mcp lsp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let messages: Arc<std::sync::Mutex<Vec<Value>>> = Arc::default();
-        let sink = messages.clone();
-        tokio::spawn(async move {
-            use tokio::io::{AsyncBufReadExt, AsyncReadExt};
-            let mut reader = tokio::io::BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = line.strip_prefix("Content-Length:") {
-                        length = value.trim().parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; length.unwrap_or(0)];
-                if reader.read_exact(&mut body).await.is_err() {
-                    return;
-                }
-                if let Ok(message) = serde_json::from_slice(&body) {
-                    sink.lock().unwrap().push(message);
-                }
-            }
-        });
-        let mut sidecar = RawSidecar {
-            child,
-            stdin,
-            log: messages,
-            next_id: 1,
-        };
-        let options = json!({ "home": sandbox.home, "workdir": sandbox.workdir });
-        let reply = sidecar
-            .request(
-                "initialize",
-                json!({ "processId": null, "capabilities": {}, "initializationOptions": options }),
-            )
-            .await;
-        assert!(reply.get("result").is_some(), "{reply}");
-        sidecar
-            .write(&frame_of(
-                &json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }),
-            ))
-            .await;
-        sidecar
-    }
-
-    async fn write(&mut self, bytes: &[u8]) {
-        use tokio::io::AsyncWriteExt;
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        // A sidecar that already hung up is an outcome, not a test failure.
-        let _ = stdin.write_all(bytes).await;
-        let _ = stdin.flush().await;
-    }
-
-    /// Sends a request and waits for its reply (the whole message).
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        self.write(&frame_of(&message)).await;
-        let deadline = tokio::time::Instant::now() + LIMIT;
-        loop {
-            let found = self
-                .messages()
-                .into_iter()
-                .find(|m| m.get("method").is_none() && m["id"] == id);
-            if let Some(reply) = found {
-                return reply;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no reply to {method}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    fn messages(&self) -> Vec<Value> {
-        self.log.lock().unwrap().clone()
-    }
-
-    fn received(&self) -> usize {
-        self.log.lock().unwrap().len()
-    }
-
-    fn running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-fn frame_of(message: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(message).unwrap();
-    [
-        format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes(),
-        body,
-    ]
-    .concat()
 }

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use wave_mcp_testkit::{FakeModel, after, call, say};
+
 use super::lsp_client::*;
 use super::support::*;
 
@@ -226,13 +228,13 @@ async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
         "missing": { "command": sandbox.path("no-such-binary") },
         "late": sandbox.server(&["--fail-initialize", "--stderr-banner", "late-server-banner"]),
     }));
-    let (base_url, _requests) = fake_model().await;
+    let model = echo_model().await;
     let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
     sidecar
         .initialize(json!({ "initializationOptions": {
             "home": sandbox.home,
             "workdir": sandbox.workdir,
-            "model": { "baseUrl": base_url, "model": "fake" },
+            "model": { "baseUrl": model.base_url, "model": "fake" },
         }}))
         .await
         .unwrap();
@@ -975,53 +977,14 @@ async fn sessions_have_their_own_servers_and_share_the_version_counter() {
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }
 
-/// An OpenAI-compatible model on 127.0.0.1: its first answer calls `mcp__a__echo`, the next
-/// one reports the tool's result. Returns the base URL and every request body it got.
-async fn fake_model() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    let handler = move |body: axum::body::Bytes| {
-        let seen = seen.clone();
-        async move {
-            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let tool_result = request["messages"]
-                .as_array()
-                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "tool"))
-                .map(|m| m["content"].as_str().unwrap_or_default().to_string());
-            seen.lock().unwrap().push(request);
-            let message = match tool_result {
-                Some(result) => {
-                    json!({ "role": "assistant", "content": format!("done: {result}") })
-                }
-                None => json!({
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [{
-                        "id": "call-1",
-                        "type": "function",
-                        "function": {
-                            "name": "mcp__a__echo",
-                            "arguments": "{\"text\": \"hi from the model\"}",
-                        },
-                    }],
-                }),
-            };
-            let reply = json!({
-                "id": "fake",
-                "object": "chat.completion",
-                "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
-            });
-            (
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                reply.to_string(),
-            )
-        }
-    };
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(handler));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{address}/v1"), requests)
+/// The scripted fake model (testkit): the turn's first answer calls `mcp__a__echo`, the next
+/// one reports the tool's result.
+async fn echo_model() -> FakeModel {
+    FakeModel::start(vec![
+        call("mcp__a__echo", json!({ "text": "hi from the model" })),
+        say("done: hi from the model"),
+    ])
+    .await
 }
 
 // ADD-3, ADD-4, INS-2, UI-12: a session with a model. `wave/session/send` accepts the text and
@@ -1034,13 +997,13 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
     sandbox.write_project(json!({
         "a": sandbox.server(&["--instructions", "Use echo for greetings."]),
     }));
-    let (base_url, requests) = fake_model().await;
+    let model = echo_model().await;
     let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
     sidecar
         .initialize(json!({ "initializationOptions": {
             "home": sandbox.home,
             "workdir": sandbox.workdir,
-            "model": { "baseUrl": base_url, "model": "fake" },
+            "model": { "baseUrl": model.base_url, "model": "fake" },
         }}))
         .await
         .unwrap();
@@ -1094,14 +1057,33 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "assistant");
     assert_eq!(last["content"], "done: hi from the model");
-    assert!(
-        !messages
+    // CHAT-1: the user's own message comes back first, as the turn's first message.
+    assert_eq!(messages[0]["role"], "user", "{messages:#?}");
+    assert_eq!(messages[0]["content"], text);
+    assert_eq!(
+        messages
             .iter()
-            .any(|m| m["role"] == "user" && m["isMeta"] == false),
-        "the user's own message is not sent back"
+            .filter(|m| m["role"] == "user" && m["isMeta"] == false)
+            .count(),
+        1,
+        "{messages:#?}"
+    );
+    // The tool's result went back to the model (its second request).
+    assert!(
+        model.request(1)["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool"
+                && m["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("hi from the model")),
+        "{:#}",
+        model.request(1)
     );
     // ADD-4: the text reached the model verbatim, as a user message.
-    let first = requests.lock().unwrap()[0].clone();
+    let first = model.request(0);
     assert!(
         first["messages"]
             .as_array()
@@ -1118,6 +1100,127 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
         .await;
     sidecar.stop().await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+}
+
+// CHAT-1, CHAT-2: three messages sent without waiting run as turns 1, 2, 3, one after another in
+// that order (the model sees them in that order, the first one slow); each turn's messages start
+// with the user's own; `wave/session/history` then returns the user and assistant messages of
+// all three turns, with the same indexes as the notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_1_chat_2_turns_run_in_arrival_order_and_history_returns_all_of_them() {
+    let sandbox = Sandbox::new();
+    // Answers in order; the first one late, so turns that raced would overtake it.
+    let model = FakeModel::start(vec![
+        after(400, say("reply to one")),
+        say("reply to two"),
+        say("reply to three"),
+    ])
+    .await;
+    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
+    sidecar
+        .initialize(json!({ "initializationOptions": {
+            "home": sandbox.home,
+            "workdir": sandbox.workdir,
+            "model": { "baseUrl": model.base_url, "model": "fake" },
+        }}))
+        .await
+        .unwrap();
+    let send = |text: &'static str| {
+        sidecar.ok(
+            "wave/session/send",
+            json!({ "sessionId": "default", "text": text }),
+        )
+    };
+    // Joined: the three requests are written one after another without waiting for replies.
+    let (a, b, c) = tokio::join!(send("one"), send("two"), send("three"));
+    assert_eq!(
+        [&a["turn"], &b["turn"], &c["turn"]],
+        [&json!(1), &json!(2), &json!(3)]
+    );
+    sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == 3)
+        .await;
+    // The last user message of each model request: the turns ran one after another, in order.
+    let seen: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|request| {
+            request["messages"]
+                .as_array()
+                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
+                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(seen, ["one", "two", "three"], "CHAT-2");
+    let ended: Vec<Value> = sidecar
+        .notifications("wave/session/turnEnded")
+        .iter()
+        .map(|p| p["turn"].clone())
+        .collect();
+    assert_eq!(ended, [json!(1), json!(2), json!(3)], "CHAT-2");
+
+    let pushed = sidecar.notifications("wave/session/message");
+    let indexes: Vec<u64> = pushed
+        .iter()
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indexes, (0..pushed.len() as u64).collect::<Vec<_>>());
+    for turn in 1..=3u64 {
+        let first = pushed.iter().find(|p| p["turn"] == turn).unwrap();
+        assert_eq!(first["message"]["role"], "user", "CHAT-1: {pushed:#?}");
+    }
+
+    let history = sidecar
+        .ok("wave/session/history", json!({ "sessionId": "default" }))
+        .await;
+    assert_eq!(history["sessionId"], "default");
+    assert_eq!(history["runningTurns"], json!([]));
+    // In the order the messages were added: each user message when its send was accepted,
+    // the replies when their turn ran. Grouped by turn, they read as the conversation.
+    let mut visible: Vec<(u64, String, String)> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["message"]["isMeta"] == false)
+        .map(|m| {
+            (
+                m["turn"].as_u64().unwrap(),
+                m["message"]["role"].as_str().unwrap().to_string(),
+                m["message"]["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        visible.iter().map(|m| m.0).collect::<Vec<_>>(),
+        [1, 2, 3, 1, 2, 3],
+        "user messages on acceptance, replies as their turns ran"
+    );
+    visible.sort_by_key(|m| m.0);
+    let expected: Vec<(u64, String, String)> = [(1, "one"), (2, "two"), (3, "three")]
+        .into_iter()
+        .flat_map(|(turn, text)| {
+            [
+                (turn, "user".to_string(), text.to_string()),
+                (turn, "assistant".to_string(), format!("reply to {text}")),
+            ]
+        })
+        .collect();
+    assert_eq!(visible, expected, "CHAT-1");
+    // The history is the notifications' record: same messages, same indexes.
+    let from_pushes: Vec<Value> = pushed
+        .iter()
+        .map(|p| json!({ "turn": p["turn"], "index": p["index"], "message": p["message"] }))
+        .collect();
+    assert_eq!(history["messages"], json!(from_pushes));
+    assert_eq!(
+        sidecar
+            .err("wave/session/history", json!({ "sessionId": "nope" }))
+            .await
+            .data["kind"],
+        "unknownSession"
+    );
+    sidecar.stop().await;
 }
 
 fn row_tool_names(snapshot: &Value, name: &str) -> Vec<String> {

@@ -225,6 +225,24 @@ impl Sidecar {
         }
     }
 
+    /// Writes `bytes` to the sidecar's stdin as they are (broken frames included); a sidecar
+    /// that already hung up is an outcome, not a test failure.
+    pub async fn write_bytes(&self, bytes: &[u8]) {
+        let mut stdin = self.stdin.lock().await;
+        if let Some(stdin) = stdin.as_mut() {
+            let _ = stdin.write_all(bytes).await;
+            let _ = stdin.flush().await;
+        }
+    }
+
+    /// The exit status once the sidecar has exited, or `None` after `limit`.
+    pub async fn exited_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .ok()
+            .map(|status| status.expect("wait for the sidecar"))
+    }
+
     /// Closes our end of the sidecar's stdin (end of input).
     pub async fn close_stdin(&self) {
         self.stdin.lock().await.take();

@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod model;
+pub use model::{FakeModel, Step, after, call, exec, say};
+
 /// A binary of this workspace (`wave-mcp`, `wave-mcp-test-server`) from the target directory of
 /// the running test. Test runs of the whole workspace (`cargo nextest run --workspace`,
 /// `scripts/test-all.sh`) have built it already; otherwise it is built once, with the same

@@ -1,14 +1,16 @@
 import { describe, expect, it } from "vitest";
 import {
   addMessage,
+  conversation,
+  historyLoaded,
   initialChat,
   inputAction,
   isBusy,
   isVisible,
-  localSend,
   placeholderSelection,
   sendAccepted,
   sendFailed,
+  sendStarted,
   turnEnded,
 } from "../../webview/src/chatState";
 import type { ChatMessage } from "../../src/protocol.generated";
@@ -50,12 +52,15 @@ describe("chat messages", () => {
     expect(isVisible(msg({ content: "hi" }))).toBe(true);
   });
 
-  it("a sent message is echoed once, even when the sidecar reports it too", () => {
-    let s = localSend(initialChat("default"), "hello");
+  it("CHAT-1: the page shows only the sidecar's messages: no local echo, each index once", () => {
+    let s = sendStarted(initialChat("default"));
     expect(isBusy(s)).toBe(true);
-    s = addMessage(s, { sessionId: "default", turn: 1, message: msg({ role: "user", content: "hello" }) });
+    expect(s.entries).toEqual([]);
+    // The sidecar sends the user's own message back first, then the reply.
+    s = addMessage(s, { sessionId: "default", turn: 1, index: 0, message: msg({ role: "user", content: "hello" }) });
     s = sendAccepted(s, 1);
-    s = addMessage(s, { sessionId: "default", turn: 1, message: msg({ content: "hi there" }) });
+    s = addMessage(s, { sessionId: "default", turn: 1, index: 1, message: msg({ content: "hi there" }) });
+    s = addMessage(s, { sessionId: "default", turn: 1, index: 1, message: msg({ content: "hi there" }) });
     expect(s.entries.map((e) => [e.message.role, e.message.content])).toEqual([
       ["user", "hello"],
       ["assistant", "hi there"],
@@ -65,23 +70,49 @@ describe("chat messages", () => {
     expect(isBusy(s)).toBe(false);
   });
 
-  it("the same text sent twice shows twice", () => {
-    let s = localSend(initialChat("default"), "again");
-    s = sendAccepted(s, 1);
-    s = addMessage(s, { sessionId: "default", turn: 1, message: msg({ role: "user", content: "again" }) });
-    s = localSend(s, "again");
-    s = sendAccepted(s, 2);
-    s = addMessage(s, { sessionId: "default", turn: 2, message: msg({ role: "user", content: "again" }) });
+  it("CHAT-1: the same text sent twice shows twice (two indexes)", () => {
+    let s = initialChat("default");
+    s = addMessage(s, { sessionId: "default", turn: 1, index: 0, message: msg({ role: "user", content: "again" }) });
+    s = addMessage(s, { sessionId: "default", turn: 2, index: 1, message: msg({ role: "user", content: "again" }) });
     expect(s.entries.filter((e) => e.message.role === "user")).toHaveLength(2);
+  });
+
+  it("CHAT-1: a reopened page shows the history, then what is pushed after it; a gap asks for the history", () => {
+    let s = initialChat("default");
+    // A push that arrived while the history was on its way, and is in it too.
+    s = addMessage(s, { sessionId: "default", turn: 1, index: 0, message: msg({ role: "user", content: "one" }) });
+    s = historyLoaded(s, {
+      sessionId: "default",
+      runningTurns: [2],
+      messages: [
+        { turn: 1, index: 0, message: msg({ role: "user", content: "one" }) },
+        { turn: 2, index: 1, message: msg({ role: "user", content: "two" }) },
+        { turn: 1, index: 2, message: msg({ content: "reply to one" }) },
+      ],
+    });
+    expect(s.entries).toHaveLength(3);
+    expect(isBusy(s)).toBe(true);
+    // Grouped by turn: the conversation as the model had it.
+    expect(conversation(s).map((e) => e.message.content)).toEqual(["one", "reply to one", "two"]);
+    s = addMessage(s, { sessionId: "default", turn: 2, index: 3, message: msg({ content: "reply to two" }) });
+    s = turnEnded(s, "default", 2);
+    expect(conversation(s).map((e) => e.message.content)).toEqual(["one", "reply to one", "two", "reply to two"]);
+    expect(isBusy(s)).toBe(false);
+    const gap = addMessage(s, { sessionId: "default", turn: 3, index: 9, message: msg({ content: "later" }) });
+    expect(gap.gap).toBe(true);
+    expect(gap.entries).toHaveLength(4);
+    // A history reply older than a turn's end does not mark it running again.
+    const stale = historyLoaded(s, { sessionId: "default", runningTurns: [2], messages: s.entries });
+    expect(isBusy(stale)).toBe(false);
   });
 
   it("ignores other sessions and records failures", () => {
     const s = initialChat("default");
-    expect(addMessage(s, { sessionId: "x", turn: 1, message: msg({ content: "no" }) })).toBe(s);
-    const failed = sendFailed(localSend(s, "a"), "chat unavailable");
+    expect(addMessage(s, { sessionId: "x", turn: 1, index: 0, message: msg({ content: "no" }) })).toBe(s);
+    const failed = sendFailed(sendStarted(s), "chat unavailable");
     expect(failed.errors).toEqual(["chat unavailable"]);
     expect(isBusy(failed)).toBe(false);
-    const ended = turnEnded(sendAccepted(localSend(s, "a"), 1), "default", 1, "model unreachable");
+    const ended = turnEnded(sendAccepted(sendStarted(s), 1), "default", 1, "model unreachable");
     expect(ended.errors).toEqual(["model unreachable"]);
   });
 });

@@ -5,7 +5,6 @@ import { describe, expect, it } from "vitest";
 import { createJcefBridge, createVsCodeBridge, selectBridge, type BridgeWindow } from "../../webview/src/bridge";
 import { HostError } from "../../webview/src/hostApi";
 import { langFromLocale, t } from "../../webview/src/i18n";
-import { ChatStore } from "../../src/chatStore";
 import { resolveSidecar, sidecarCandidates } from "../../src/sidecarPath";
 import { contentSecurityPolicy, webviewHtml } from "../../src/webviewHtml";
 import { snap } from "./fixtures";
@@ -146,23 +145,5 @@ describe("sidecar binary", () => {
     );
     expect(() => resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [] })).toThrow("no wave-mcp binary");
     fs.rmSync(dir, { recursive: true });
-  });
-});
-
-describe("chat store (host side)", () => {
-  it("keeps the conversation and hands a pending prefill to the next view once", () => {
-    const store = new ChatStore("default");
-    store.sent(1, "hello");
-    store.message({ sessionId: "default", turn: 1, message: { role: "user", content: "hello", toolCalls: [], isError: false, isMeta: false } });
-    store.message({ sessionId: "default", turn: 1, message: { role: "assistant", content: "hi", toolCalls: [], isError: false, isMeta: false } });
-    expect(store.message({ sessionId: "other", turn: 1, message: { role: "assistant", content: "x", toolCalls: [], isError: false, isMeta: false } })).toBe(false);
-    store.setPrefill("帮我编辑 MCP 服务器a：把<要改的内容>改成<新内容>");
-    const first = store.snapshot();
-    expect(first.messages.map((m) => m.message.content)).toEqual(["hello", "hi"]);
-    expect(first.runningTurns).toEqual([1]);
-    expect(first.prefill).toContain("帮我编辑");
-    expect(store.snapshot().prefill).toBeUndefined();
-    store.turnEnded({ sessionId: "default", turn: 1 });
-    expect(store.snapshot().runningTurns).toEqual([]);
   });
 });

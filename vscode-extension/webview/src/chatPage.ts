@@ -1,18 +1,20 @@
-// The chat (session) view: messages of the workspace's session, an input, Send. `/mcp` opens
-// the settings page instead of being sent (UI-1).
+// The chat (session) view: the workspace's session as the sidecar records it (CHAT-1), an
+// input, Send. `/mcp` opens the settings page instead of being sent (UI-1).
 
 import type { ChatMessage, SessionMessageParams, SessionTurnEndedParams } from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
 import {
   addMessage,
+  conversation,
+  historyLoaded,
   initialChat,
   inputAction,
   isBusy,
   isVisible,
-  localSend,
   placeholderSelection,
   sendAccepted,
   sendFailed,
+  sendStarted,
   turnEnded,
   type ChatState,
 } from "./chatState";
@@ -62,8 +64,10 @@ export class ChatPage {
       h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.sendButton)),
     );
     bridge.onPush((method, params) => {
-      if (method === "wave/session/message") this.set(addMessage(this.state, params as SessionMessageParams));
-      else if (method === "wave/session/turnEnded") {
+      if (method === "wave/session/message") {
+        this.set(addMessage(this.state, params as SessionMessageParams));
+        if (this.state.gap) void this.loadHistory();
+      } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
         this.set(turnEnded(this.state, p.sessionId, p.turn, p.error ? t(lang, "turnFailed", { reason: p.error }) : undefined));
       } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
@@ -71,16 +75,20 @@ export class ChatPage {
     this.render();
   }
 
+  /** The page opened: tell the host (and take a prefill that waited), then load the conversation. */
   async load(): Promise<void> {
+    const opened = await this.bridge.request("host/chatOpened", {}).catch(() => undefined);
+    await this.loadHistory();
+    if (opened?.prefill !== undefined) this.prefill(opened.prefill);
+  }
+
+  /** CHAT-1: the sidecar's record of the conversation, all of it. */
+  private async loadHistory(): Promise<void> {
     try {
-      const s = await this.bridge.request("host/chatState", {});
-      let next = initialChat(s.sessionId);
-      for (const m of s.messages) next = addMessage(next, m);
-      next = { ...next, running: new Set(s.runningTurns) };
-      this.set(next);
-      if (s.prefill !== undefined) this.prefill(s.prefill);
-    } catch {
-      // A host without chat history: start empty.
+      const history = await this.bridge.request("wave/session/history", { sessionId: this.state.sessionId });
+      this.set(historyLoaded(this.state, history));
+    } catch (e) {
+      this.set(sendFailed(this.state, errorText(e)));
     }
   }
 
@@ -105,12 +113,14 @@ export class ChatPage {
       return;
     }
     this.input.value = "";
-    this.set(localSend(this.state, action.text));
+    this.set(sendStarted(this.state));
     try {
       const accepted = await this.bridge.request("wave/session/send", { sessionId: this.state.sessionId, text: action.text });
       this.set(sendAccepted(this.state, accepted.turn));
     } catch (e) {
       const message = t(this.lang, "sendFailed", { reason: errorText(e) });
+      // Not accepted, so not in the conversation: give the text back to the input.
+      if (this.input.value === "") this.input.value = action.text;
       this.set(sendFailed(this.state, message));
       void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
     }
@@ -125,7 +135,7 @@ export class ChatPage {
   private render(): void {
     const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
     const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
-    const visible = this.state.entries.filter((e) => isVisible(e.message));
+    const visible = conversation(this.state).filter((e) => isVisible(e.message));
     const items: HTMLElement[] = visible.map((e) => this.messageEl(e.message));
     if (items.length === 0) items.push(h("div", { class: "chat-empty muted" }, L("chatEmpty")));
     for (const err of this.state.errors) items.push(h("div", { class: "chat-error error-text" }, err));

@@ -1,6 +1,13 @@
-// State of the chat (session) view: pure functions, no DOM, no host.
+// State of the chat (session) view: pure functions, no DOM, no host. The conversation itself is
+// the sidecar's (CHAT-1): the page shows the messages of `wave/session/history` and of
+// `wave/session/message`, by their index, and keeps no transcript of its own.
 
-import type { ChatMessage, SessionMessageParams } from "../../src/protocol.generated";
+import type {
+  ChatMessage,
+  SessionHistoryEntry,
+  SessionHistoryResult,
+  SessionMessageParams,
+} from "../../src/protocol.generated";
 
 /** What pressing Send does with the input (UI-1, ADD-4). */
 export type InputAction = { kind: "openSettings" } | { kind: "send"; text: string } | { kind: "none" };
@@ -16,28 +23,22 @@ export function inputAction(text: string): InputAction {
   return { kind: "send", text };
 }
 
-export interface ChatEntry {
-  /** Local echo of what the user sent, until (if ever) the sidecar reports it. */
-  local?: boolean;
-  turn?: number;
-  message: ChatMessage;
-}
-
 export interface ChatState {
   sessionId: string;
-  entries: ChatEntry[];
+  /** The sidecar's messages; `entries[i].index === i`. */
+  entries: SessionHistoryEntry[];
   running: Set<number>;
-  /** A send request on its way (its turn number is not known yet). */
+  /** Turns whose end arrived (a history reply that is older may still list them as running). */
+  ended: Set<number>;
+  /** A send request on its way. */
   sending: boolean;
+  /** A message arrived whose index is past the end: the page reloads the history. */
+  gap: boolean;
   errors: string[];
 }
 
 export function initialChat(sessionId: string): ChatState {
-  return { sessionId, entries: [], running: new Set(), sending: false, errors: [] };
-}
-
-export function userMessage(text: string): ChatMessage {
-  return { role: "user", content: text, toolCalls: [], isError: false, isMeta: false };
+  return { sessionId, entries: [], running: new Set(), ended: new Set(), sending: false, gap: false, errors: [] };
 }
 
 /** Meta messages (MCP instructions and the like) are for the model only: hidden (INS-2). */
@@ -45,48 +46,49 @@ export function isVisible(message: ChatMessage): boolean {
   return !message.isMeta;
 }
 
-export function localSend(state: ChatState, text: string): ChatState {
-  return { ...state, sending: true, entries: [...state.entries, { local: true, message: userMessage(text) }] };
+/** What the view shows: grouped by turn, each turn in the sidecar's order (a stable sort). */
+export function conversation(state: ChatState): SessionHistoryEntry[] {
+  return [...state.entries].sort((a, b) => a.turn - b.turn || a.index - b.index);
 }
 
-/** The sidecar accepted the message that was echoed last; its turn is now running. */
+/** `wave/session/history` arrived: the sidecar's record, plus whatever was pushed after it. */
+export function historyLoaded(state: ChatState, history: SessionHistoryResult): ChatState {
+  if (history.sessionId !== state.sessionId) return state;
+  const entries = [...history.messages];
+  for (const e of state.entries) if (e.index === entries.length) entries.push(e);
+  const running = new Set([...history.runningTurns, ...state.running].filter((t) => !state.ended.has(t)));
+  return { ...state, entries, running, gap: false };
+}
+
+export function sendStarted(state: ChatState): ChatState {
+  return { ...state, sending: true };
+}
+
+/** The sidecar accepted the message (it has already sent it back as the turn's first message). */
 export function sendAccepted(state: ChatState, turn: number): ChatState {
-  const entries = [...state.entries];
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].local && entries[i].turn === undefined) {
-      entries[i] = { ...entries[i], turn };
-      break;
-    }
-  }
-  return { ...state, sending: false, entries, running: new Set([...state.running, turn]) };
+  const running = state.ended.has(turn) ? state.running : new Set([...state.running, turn]);
+  return { ...state, sending: false, running };
 }
 
 export function sendFailed(state: ChatState, error: string): ChatState {
   return { ...state, sending: false, errors: [...state.errors, error] };
 }
 
+/** A pushed message: appended when it is the next one, skipped when it is already shown. */
 export function addMessage(state: ChatState, params: SessionMessageParams): ChatState {
   if (params.sessionId !== state.sessionId) return state;
-  const m = params.message;
-  if (m.role === "user") {
-    // The sidecar's copy of a message we already show as the local echo.
-    const i = state.entries.findIndex(
-      (e) => e.local && e.message.content === m.content && (e.turn === undefined || e.turn === params.turn),
-    );
-    if (i >= 0) {
-      const entries = [...state.entries];
-      entries[i] = { turn: params.turn, message: m };
-      return { ...state, entries };
-    }
-  }
-  return { ...state, entries: [...state.entries, { turn: params.turn, message: m }] };
+  if (params.index < state.entries.length) return state;
+  if (params.index > state.entries.length) return { ...state, gap: true };
+  const entry: SessionHistoryEntry = { turn: params.turn, index: params.index, message: params.message };
+  return { ...state, entries: [...state.entries, entry] };
 }
 
 export function turnEnded(state: ChatState, sessionId: string, turn: number, error?: string): ChatState {
   if (sessionId !== state.sessionId) return state;
   const running = new Set(state.running);
   running.delete(turn);
-  return { ...state, running, errors: error ? [...state.errors, error] : state.errors };
+  const ended = new Set([...state.ended, turn]);
+  return { ...state, running, ended, errors: error ? [...state.errors, error] : state.errors };
 }
 
 export function isBusy(state: ChatState): boolean {

@@ -1,6 +1,5 @@
 // State of the "MCP services" settings page: pure functions over plain data, no DOM, no host.
-// The view (settingsView.ts) renders what these return; the controller (settingsPage.ts) feeds
-// them the host's answers.
+// The page (settingsPage.ts) renders what these return and feeds them the host's answers.
 
 import type { ConfigPaths, McpServerView, McpSource, McpStatus, ServersSnapshot } from "../../src/protocol.generated";
 import { t, type Lang, type TextKey } from "./i18n";

@@ -1,31 +1,23 @@
-//! Shared helpers: the scripted fake model server, a sandbox home/workdir per test, configs for
+//! Shared helpers: a sandbox home/workdir per test, configs for
 //! our MCP test server, process checks through `/proc`, and bounded polling (never a wall-clock
 //! assertion).
 //!
 //! Binaries: the MCP test server (`wave-mcp-test-server`) and the `wave-mcp` command live in the
 //! `wave-mcp` package, so Cargo gives this crate no `CARGO_BIN_EXE_*` for them; the shared
-//! testkit finds them in this test's target directory. Process checks, polling and the HTTP test
-//! server come from the testkit too.
+//! testkit finds them in this test's target directory. Process checks, polling, the HTTP test
+//! server and the scripted fake model come from the testkit too.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::post;
 use serde_json::{Map, Value, json};
 use wave_mcp_agent::announce::Marker;
 use wave_mcp_agent::{
     Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
 };
 pub use wave_mcp_testkit::{
-    HttpServer, Rng, SandboxDirs, alive, assert_all_dead, binary, eventually, faults_seed,
-    read_pids, wait_for_pids,
+    FakeModel, HttpServer, Rng, SandboxDirs, Step, alive, assert_all_dead, binary, call,
+    eventually, exec, faults_seed, read_pids, say, wait_for_pids,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -39,122 +31,6 @@ pub fn test_server() -> PathBuf {
 /// The `wave-mcp` command.
 pub fn wave_mcp() -> PathBuf {
     binary("wave-mcp")
-}
-
-// ---------------------------------------------------------------------------------------------
-// The fake model server
-
-/// One scripted model answer.
-#[derive(Debug, Clone)]
-pub enum Step {
-    /// Answer with this text and no tool call (ends the turn).
-    Say(String),
-    /// Call these tools: `(name, arguments)`.
-    Call(Vec<(String, Value)>),
-}
-
-pub fn say(text: &str) -> Step {
-    Step::Say(text.to_string())
-}
-
-pub fn call(name: &str, arguments: Value) -> Step {
-    Step::Call(vec![(name.to_string(), arguments)])
-}
-
-/// `Exec` with this script.
-pub fn exec(script: &str) -> Step {
-    call("Exec", json!({ "script": script }))
-}
-
-#[derive(Default)]
-struct FakeState {
-    script: Mutex<VecDeque<Step>>,
-    requests: Mutex<Vec<Value>>,
-}
-
-/// An OpenAI-compatible Chat Completions server on 127.0.0.1 that records every request body and
-/// answers from a script; once the script is used up it answers "(script exhausted)".
-pub struct FakeModel {
-    /// The base URL (`http://127.0.0.1:PORT/v1`).
-    pub base_url: String,
-    state: Arc<FakeState>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl FakeModel {
-    pub async fn start(script: Vec<Step>) -> FakeModel {
-        let state = Arc::new(FakeState::default());
-        state.script.lock().unwrap().extend(script);
-        let router = Router::new()
-            .route("/v1/chat/completions", post(answer))
-            .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .expect("bind the fake model");
-        let port = listener.local_addr().unwrap().port();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
-        FakeModel {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            state,
-            task,
-        }
-    }
-
-    /// Every request body received, in order.
-    pub fn requests(&self) -> Vec<Value> {
-        self.state.requests.lock().unwrap().clone()
-    }
-
-    pub fn request(&self, index: usize) -> Value {
-        self.requests()
-            .get(index)
-            .cloned()
-            .unwrap_or_else(|| panic!("no request {index}"))
-    }
-
-    pub fn last_request(&self) -> Value {
-        self.requests().last().cloned().expect("no request yet")
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoResponse {
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let number = {
-        let mut requests = state.requests.lock().unwrap();
-        requests.push(request);
-        requests.len()
-    };
-    let step = state.script.lock().unwrap().pop_front();
-    let message = match step.unwrap_or_else(|| say("(script exhausted)")) {
-        Step::Say(text) => json!({ "role": "assistant", "content": text }),
-        Step::Call(calls) => json!({
-            "role": "assistant",
-            "content": null,
-            "tool_calls": calls.iter().enumerate().map(|(i, (name, arguments))| json!({
-                "id": format!("call_{number}_{i}"),
-                "type": "function",
-                "function": { "name": name, "arguments": arguments.to_string() },
-            })).collect::<Vec<_>>(),
-        }),
-    };
-    let body = json!({
-        "id": format!("chatcmpl-{number}"),
-        "object": "chat.completion",
-        "model": "fake",
-        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
-    });
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -118,8 +118,19 @@ class JsonRpcConnection(
     }
     private var reader: Thread? = null
 
-    /** Every request sent so far (method names, in order): lets tests prove a request was not sent. */
-    val sentRequests: MutableList<String> = java.util.Collections.synchronizedList(mutableListOf())
+    /** The last [SENT_LOG_LIMIT] requests sent (method names, in order), bounded. */
+    private val sent = ArrayDeque<String>()
+
+    /**
+     * Requests sent so far, the newest [SENT_LOG_LIMIT] of them (method names, in order): lets
+     * tests prove a request was not sent. Bounded, so a long-lived client does not grow it.
+     */
+    val sentRequests: List<String> get() = synchronized(sent) { sent.toList() }
+
+    companion object {
+        /** How many sent method names [sentRequests] keeps. */
+        const val SENT_LOG_LIMIT = 256
+    }
 
     private class Pending(val method: String, val future: CompletableFuture<JsonElement>)
 
@@ -187,7 +198,10 @@ class JsonRpcConnection(
         message.addProperty("id", id)
         message.addProperty("method", method)
         toJson(params)?.let { message.add("params", it) }
-        sentRequests += method
+        synchronized(sent) {
+            sent.addLast(method)
+            while (sent.size > SENT_LOG_LIMIT) sent.removeFirst()
+        }
         try {
             send(message)
         } catch (e: IOException) {

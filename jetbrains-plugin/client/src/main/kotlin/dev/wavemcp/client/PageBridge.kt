@@ -1,8 +1,9 @@
 // The plugin's side of the shared webview's JCEF bridge (vscode-extension/webview/src/hostApi.ts):
 // the page calls `window.waveHostQuery(json)` with `{method, params}` and gets `{result}` or
 // `{error: {message, code?, data?}}`; pushes reach it through `window.waveReceive(json)` with
-// `{method, params}`. `wave/*` requests go to the sidecar unchanged; `host/*` requests become
-// host actions, run one at a time in the order they arrived (EDIT-3: the page's `host/openFile`
+// `{method, params}`. The `wave/*` requests declared as forwarded in protocol/
+// (`Methods.FORWARDED_REQUESTS`) go to the sidecar unchanged, and so do the forwarded
+// notifications to the pages; `host/*` requests (docs/protocol.md) become host actions, run one at a time in the order they arrived (EDIT-3: the page's `host/openFile`
 // is answered only once the file is open, and the page sends `host/closeSettings` after that).
 
 package dev.wavemcp.client
@@ -26,15 +27,20 @@ fun interface PagePush {
     fun push(json: String)
 }
 
-class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : AutoCloseable {
+class PageBridge(private val host: Host) : AutoCloseable {
     @Volatile private var sidecar: WaveSidecar? = null
     /** Completed by [attach] (or failed by [unavailable]): requests made before wait for it. */
     @Volatile private var ready = CompletableFuture<WaveSidecar>()
     private var subscriptions: List<AutoCloseable> = emptyList()
     @Volatile private var settingsPage: PagePush? = null
     @Volatile private var chatPage: PagePush? = null
-    /** The chat page asked for its state, so it can take pushes. */
+    /** The chat page said `host/chatOpened`, so it can take pushes. */
     @Volatile private var chatReady = false
+    /**
+     * A prefill that waits for a chat page. The conversation itself is the sidecar's (CHAT-1):
+     * the chat page loads it with `wave/session/history`; this bridge keeps no transcript.
+     */
+    private var pendingPrefill: String? = null
 
     /** Host requests, one at a time, in arrival order. */
     private val hostQueue: ExecutorService = Executors.newSingleThreadExecutor { r ->
@@ -46,28 +52,23 @@ class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : Au
         val restarted = sidecar != null
         subscriptions.forEach { runCatching { it.close() } }
         sidecar = next
-        chat.reset()
         subscriptions = listOf(
             // UI-5, UI-11: only snapshots newer than the one shown reach the page.
-            next.onServersChanged { s -> settingsPage?.push(envelope(Methods.SERVERS_CHANGED, WIRE_GSON.toJsonTree(s))) },
+            next.onServersChanged { s -> settingsPage?.push(envelope(Methods.MCP_SERVERS_CHANGED, WIRE_GSON.toJsonTree(s))) },
             next.onNotification { method, params ->
-                when (method) {
-                    Methods.SESSION_MESSAGE -> {
-                        val p = WIRE_GSON.fromJson(params, SessionMessageParams::class.java)
-                        if (chat.message(p)) chatPage?.push(envelope(method, params))
-                    }
-                    Methods.SESSION_TURN_ENDED -> {
-                        val p = WIRE_GSON.fromJson(params, SessionTurnEndedParams::class.java)
-                        if (chat.turnEnded(p)) {
-                            chatPage?.push(envelope(method, params))
-                            p.error?.let { host.perform(HostAction.Notify(HostAction.Level.WARNING, "Wave: $it")) }
-                        }
-                    }
+                // serversChanged goes through the snapshot tracker above; the other forwarded
+                // notifications (the chat's) go to a chat page that is showing.
+                if (method in Methods.FORWARDED_NOTIFICATIONS && method != Methods.MCP_SERVERS_CHANGED && chatReady) {
+                    chatPage?.push(envelope(method, params))
+                }
+                if (method == Methods.SESSION_TURN_ENDED) {
+                    val p = WIRE_GSON.fromJson(params, SessionTurnEndedParams::class.java)
+                    p.error?.let { host.perform(HostAction.Notify(HostAction.Level.WARNING, "Wave: $it")) }
                 }
             },
         )
         if (!ready.complete(next)) ready = CompletableFuture.completedFuture(next)
-        if (restarted) settingsPage?.push(envelope("host/sidecarRestarted", JsonObject()))
+        if (restarted) settingsPage?.push(envelope(Methods.HOST_SIDECAR_RESTARTED, JsonObject()))
     }
 
     /** There is no sidecar (not found, did not start, exited): requests fail with [reason]. */
@@ -98,16 +99,25 @@ class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : Au
 
     /**
      * ADD-1, EDIT-1: the text goes into the chat input (not sent): pushed to a chat page that is
-     * showing, else kept for the next one that asks for its state.
+     * showing, else kept for the next one that says `host/chatOpened`.
      */
+    @Synchronized
     fun prefillChat(text: String) {
         val page = chatPage
         if (page != null && chatReady) {
-            val params = JsonObject().apply { addProperty("text", text) }
-            page.push(envelope("host/prefill", params))
+            page.push(envelope(Methods.HOST_PREFILL, WIRE_GSON.toJsonTree(HostPrefillParams(text))))
         } else {
-            chat.setPrefill(text)
+            pendingPrefill = text
         }
+    }
+
+    /** `host/chatOpened`: the chat page takes pushes from now on, and the prefill that waited. */
+    @Synchronized
+    private fun chatOpened(page: PageKind): HostChatOpened {
+        if (page == PageKind.CHAT) chatReady = true
+        val prefill = pendingPrefill
+        pendingPrefill = null
+        return HostChatOpened(prefill)
     }
 
     /** Answers one `waveHostQuery` call. The future never fails: errors are `{error}` answers. */
@@ -132,40 +142,33 @@ class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : Au
     }
 
     private fun forward(method: String, params: JsonElement): CompletableFuture<JsonElement> {
-        if (method !in Methods.FORWARDED) return failed(IllegalArgumentException("unknown request $method"))
+        if (method !in Methods.FORWARDED_REQUESTS) return failed(IllegalArgumentException("unknown request $method"))
         // AUTH-9: a login is tracked by the sidecar client, so that the page's Cancel
         // (`host/cancelLogin`) can send `$/cancelRequest` for it.
-        val login = if (method == Methods.LOGIN) WIRE_GSON.fromJson(params, ServerParams::class.java) else null
+        val login = if (method == Methods.MCP_LOGIN) WIRE_GSON.fromJson(params, ServerParams::class.java) else null
         val send = { side: WaveSidecar ->
             if (login != null) side.loginAsync(login.name, login.sessionId).reply else side.requestAsync(method, params)
         }
-        val reply = sidecar?.let(send)
+        return sidecar?.let(send)
             ?: ready.orTimeout(START_TIMEOUT_S, TimeUnit.SECONDS).thenCompose { send(it) }
-        if (method != Methods.SESSION_SEND) return reply
-        return reply.thenApply { result ->
-            val accepted = WIRE_GSON.fromJson(result, SessionSendAccepted::class.java)
-            val text = params.asJsonObject.get("text")?.asString ?: ""
-            chat.sent(accepted.turn, text)
-            result
-        }
     }
 
     private fun hostRequest(page: PageKind, method: String, params: JsonElement): JsonElement {
         val p = params as? JsonObject ?: JsonObject()
         when (method) {
-            "host/openFile" -> {
+            Methods.HOST_OPEN_FILE -> {
                 val path = p.get("path")?.takeIf { it.isJsonPrimitive }?.asString
                 require(ConfigFiles.isAbsolute(path)) { "host/openFile needs an absolute path, got ${path ?: "none"} (EDIT-2)" }
                 host.perform(HostAction.OpenFile(path!!))
             }
-            "host/closeSettings" -> {
+            Methods.HOST_CLOSE_SETTINGS -> {
                 val prefill = p.get("prefill")?.takeIf { it.isJsonPrimitive }?.asString
                 val actions = mutableListOf<HostAction>(HostAction.CloseSettings, HostAction.FocusChat)
                 prefill?.let { actions += HostAction.PrefillPrompt(it) }
                 host.performAll(actions)
             }
-            "host/openSettings" -> host.perform(HostAction.OpenSettings)
-            "host/notify" -> {
+            Methods.HOST_OPEN_SETTINGS -> host.perform(HostAction.OpenSettings)
+            Methods.HOST_NOTIFY -> {
                 val level = when (p.get("level")?.asString) {
                     "error" -> HostAction.Level.ERROR
                     "warning" -> HostAction.Level.WARNING
@@ -175,15 +178,12 @@ class PageBridge(private val host: Host, val chat: ChatStore = ChatStore()) : Au
             }
             // AUTH-9: the row's Cancel while waiting for the browser. The login's own answer
             // (-32800, RequestCancelled) then goes to the page, which takes it quietly.
-            "host/cancelLogin" -> {
+            Methods.HOST_CANCEL_LOGIN -> {
                 val name = p.get("name")?.takeIf { it.isJsonPrimitive }?.asString ?: throw IllegalArgumentException("host/cancelLogin needs a name")
                 val sessionId = p.get("sessionId")?.takeIf { it.isJsonPrimitive }?.asString
                 sidecar?.cancelLogin(name, sessionId)
             }
-            "host/chatState" -> {
-                if (page == PageKind.CHAT) chatReady = true
-                return chat.snapshot()
-            }
+            Methods.HOST_CHAT_OPENED -> return WIRE_GSON.toJsonTree(chatOpened(page))
             else -> throw IllegalArgumentException("unknown request $method")
         }
         return JsonNull.INSTANCE

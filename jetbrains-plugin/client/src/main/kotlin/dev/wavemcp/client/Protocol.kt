@@ -16,27 +16,8 @@ const val DEFAULT_SESSION_ID = "default"
 /** JSON-RPC code of a well-formed request the sidecar could not carry out (`data`: [ErrorData]). */
 const val REQUEST_FAILED = -32803
 
-/** Method names, as in the schema's `x-wave-methods`. */
-object Methods {
-    const val SERVERS = "wave/mcp/servers"
-    const val CONNECT = "wave/mcp/connect"
-    const val DISCONNECT = "wave/mcp/disconnect"
-    const val DELETE = "wave/mcp/delete"
-    const val CONFIG_PATHS = "wave/mcp/configPaths"
-    const val LOGIN = "wave/mcp/login"
-    const val LOGOUT = "wave/mcp/logout"
-    /** Sidecar → client request: open this authorization URL (answered by [OpenUrlHandler]). */
-    const val OPEN_URL = "wave/mcp/openUrl"
-    const val SERVERS_CHANGED = "wave/mcp/serversChanged"
-    const val SESSION_CREATE = "wave/session/create"
-    const val SESSION_SEND = "wave/session/send"
-    const val SESSION_MESSAGE = "wave/session/message"
-    const val SESSION_TURN_ENDED = "wave/session/turnEnded"
-    const val SESSION_DESTROY = "wave/session/destroy"
-
-    /** Requests the shared webview may forward to the sidecar unchanged (as VS Code's host does). */
-    val FORWARDED: Set<String> = setOf(SERVERS, CONNECT, DISCONNECT, DELETE, CONFIG_PATHS, LOGIN, LOGOUT, SESSION_SEND)
-}
+// Method names, and which of them the hosts forward between sidecar and webview, are generated
+// from protocol/ into Methods.generated.kt.
 
 enum class McpSource {
     @SerializedName("user") USER,
@@ -151,7 +132,18 @@ data class ChatMessage(
     val isMeta: Boolean = false,
 )
 
-data class SessionMessageParams(val sessionId: String = "", val turn: Long = 0, val message: ChatMessage = ChatMessage())
+data class SessionMessageParams(val sessionId: String = "", val turn: Long = 0, val index: Long = 0, val message: ChatMessage = ChatMessage())
+
+data class SessionHistoryParams(val sessionId: String = "")
+
+data class SessionHistoryEntry(val turn: Long = 0, val index: Long = 0, val message: ChatMessage = ChatMessage())
+
+/** CHAT-1: the whole conversation, as the sidecar records it (no client keeps a transcript). */
+data class SessionHistoryResult(
+    val sessionId: String = "",
+    val messages: List<SessionHistoryEntry> = emptyList(),
+    val runningTurns: List<Long> = emptyList(),
+)
 
 data class SessionTurnEndedParams(val sessionId: String = "", val turn: Long = 0, val error: String? = null)
 
@@ -180,3 +172,29 @@ enum class ErrorKind {
 }
 
 data class ErrorData(val kind: ErrorKind? = null, val path: String? = null)
+
+// ---- host/*: between the shared webview and its host (docs/protocol.md) ----
+
+/** `{}`: a host message without params. */
+class HostNoParams
+
+/** `null`: the answer of a host request that returns nothing. */
+object HostDone
+
+data class HostOpenFileParams(val path: String = "")
+
+data class HostCloseSettingsParams(val prefill: String? = null)
+
+enum class HostNotifyLevel {
+    @SerializedName("info") INFO,
+    @SerializedName("warning") WARNING,
+    @SerializedName("error") ERROR,
+}
+
+data class HostNotifyParams(val level: HostNotifyLevel? = null, val message: String = "")
+
+data class HostCancelLoginParams(val name: String = "", val sessionId: String? = null)
+
+data class HostChatOpened(val prefill: String? = null)
+
+data class HostPrefillParams(val text: String = "")

@@ -1,4 +1,4 @@
-// UI-11: per session, the highest snapshot version shown; anything not newer is dropped.
+// UI-11: per session, the highest snapshot version shown; anything strictly older is dropped.
 
 package dev.wavemcp.client
 
@@ -10,13 +10,13 @@ class SnapshotTracker {
 
     /**
      * Offers a snapshot (a reply or a `serversChanged` push). Returns true and tells the listeners
-     * when it is newer than the one shown for its session; a snapshot whose version is lower than
-     * or equal to the one shown is ignored (UI-11: versions only grow, so equal means seen).
+     * unless it is older than the one shown for its session: only a snapshot whose version is
+     * lower than the one shown is dropped (UI-11, the same rule as the webview's `isStale`).
      */
     fun offer(snapshot: ServersSnapshot): Boolean {
         synchronized(shown) {
             val current = shown[snapshot.sessionId]
-            if (current != null && snapshot.version <= current.version) return false
+            if (current != null && snapshot.version < current.version) return false
             shown[snapshot.sessionId] = snapshot
         }
         listeners.forEach { runCatching { it(snapshot) } }

@@ -91,14 +91,14 @@ class WaveSidecar private constructor(
         private set
 
     /** Methods sent so far, in order (for tests: prove a request was or was not made). */
-    val sentRequests: List<String> get() = synchronized(connection.sentRequests) { connection.sentRequests.toList() }
+    val sentRequests: List<String> get() = connection.sentRequests
 
     val pid: Long get() = process?.pid() ?: -1
     val isAlive: Boolean get() = process?.isAlive ?: !connection.isClosed
 
     companion object {
         private val SNAPSHOT_REPLIES =
-            setOf(Methods.SERVERS, Methods.CONNECT, Methods.DISCONNECT, Methods.DELETE, Methods.LOGIN, Methods.LOGOUT)
+            setOf(Methods.MCP_SERVERS, Methods.MCP_CONNECT, Methods.MCP_DISCONNECT, Methods.MCP_DELETE, Methods.MCP_LOGIN, Methods.MCP_LOGOUT)
 
         /** Longest wait of the blocking [login]: the sidecar's own callback timeout is 5 minutes. */
         const val LOGIN_TIMEOUT_MS = 6 * 60_000L
@@ -157,16 +157,16 @@ class WaveSidecar private constructor(
         // Versions are checked on the reader thread, in arrival order, before anyone sees the
         // message; accepted pushes then go to the stream listeners on their own thread.
         connection.observeInOrder { method, payload ->
-            if (method == Methods.SERVERS_CHANGED || (method in SNAPSHOT_REPLIES && looksLikeSnapshot(payload))) {
+            if (method == Methods.MCP_SERVERS_CHANGED || (method in SNAPSHOT_REPLIES && looksLikeSnapshot(payload))) {
                 val snapshot = WIRE_GSON.fromJson(payload, ServersSnapshot::class.java)
                 val accepted = snapshots.offer(snapshot)
-                if (accepted && method == Methods.SERVERS_CHANGED) {
+                if (accepted && method == Methods.MCP_SERVERS_CHANGED) {
                     stream.execute { streamListeners.forEach { runCatching { it(snapshot) } } }
                 }
             }
         }
         // Registered before `initialize`: the handler is there before any sign-in can ask.
-        connection.onRequest(Methods.OPEN_URL) { raw ->
+        connection.onRequest(Methods.MCP_OPEN_URL) { raw ->
             val params = WIRE_GSON.fromJson(raw, OpenUrlParams::class.java)
             val handler = options.openUrl
             val opened = handler != null && runCatching { handler.openUrl(params) }.getOrDefault(false)
@@ -194,23 +194,23 @@ class WaveSidecar private constructor(
 
     /** LIFE-1: every server of a session with its status. */
     fun servers(sessionId: String? = null): ServersSnapshot =
-        typed(Methods.SERVERS, SessionParams(sessionId), ServersSnapshot::class.java)
+        typed(Methods.MCP_SERVERS, SessionParams(sessionId), ServersSnapshot::class.java)
 
     /** LAZY-5, LIFE-2: connect now; a failure is the row's `error`, not an exception (UI-12). */
     fun connect(name: String, sessionId: String? = null): ServersSnapshot =
-        typed(Methods.CONNECT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+        typed(Methods.MCP_CONNECT, ServerParams(name, sessionId), ServersSnapshot::class.java)
 
     /** LAZY-6, LIFE-6, UI-4: always answers with a snapshot. */
     fun disconnect(name: String, sessionId: String? = null): ServersSnapshot =
-        typed(Methods.DISCONNECT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+        typed(Methods.MCP_DISCONNECT, ServerParams(name, sessionId), ServersSnapshot::class.java)
 
     /** DEL-2: removes one entry from the user or project file. Errors (DEL-3, DEL-4) throw [RpcException]. */
     fun delete(name: String, source: McpSource, sessionId: String? = null): ServersSnapshot =
-        typed(Methods.DELETE, DeleteParams(name, source, sessionId), ServersSnapshot::class.java)
+        typed(Methods.MCP_DELETE, DeleteParams(name, source, sessionId), ServersSnapshot::class.java)
 
     /** EDIT-2: absolute paths of the config files and the project name. */
     fun configPaths(sessionId: String? = null): ConfigPaths =
-        typed(Methods.CONFIG_PATHS, SessionParams(sessionId), ConfigPaths::class.java)
+        typed(Methods.MCP_CONFIG_PATHS, SessionParams(sessionId), ConfigPaths::class.java)
 
     /**
      * AUTH-2: signs in to a remote server and connects it; the sidecar asks [SidecarOptions.openUrl]
@@ -218,7 +218,7 @@ class WaveSidecar private constructor(
      * login of the same server cancels this one (the sidecar answers it `signInCancelled`).
      */
     fun loginAsync(name: String, sessionId: String? = null): PendingLogin {
-        val sent = connection.requestWithId(Methods.LOGIN, ServerParams(name, sessionId))
+        val sent = connection.requestWithId(Methods.MCP_LOGIN, ServerParams(name, sessionId))
         val key = loginKey(sessionId, name)
         val login = PendingLogin(name, sessionId, sent.future) { connection.cancel(sent.id) }
         logins[key] = login
@@ -235,7 +235,7 @@ class WaveSidecar private constructor(
             throw e.cause ?: e
         } catch (e: TimeoutException) {
             login.cancel()
-            throw RpcException(RpcException.LOCAL, "no reply to ${Methods.LOGIN} within $timeoutMs ms")
+            throw RpcException(RpcException.LOCAL, "no reply to ${Methods.MCP_LOGIN} within $timeoutMs ms")
         }
     }
 
@@ -251,7 +251,7 @@ class WaveSidecar private constructor(
 
     /** AUTH-5: disconnects and deletes the stored credentials; the row ends `signedIn = false`. */
     fun logout(name: String, sessionId: String? = null): ServersSnapshot =
-        typed(Methods.LOGOUT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+        typed(Methods.MCP_LOGOUT, ServerParams(name, sessionId), ServersSnapshot::class.java)
 
     private fun loginKey(sessionId: String?, name: String) = "${sessionId ?: DEFAULT_SESSION_ID}\u0000$name"
 
@@ -261,6 +261,10 @@ class WaveSidecar private constructor(
     /** ADD-4: the text goes verbatim, `/settings ...` included. */
     fun send(sessionId: String, text: String): SessionSendAccepted =
         typed(Methods.SESSION_SEND, SessionSendParams(sessionId, text), SessionSendAccepted::class.java)
+
+    /** CHAT-1: the session's whole conversation, as the sidecar records it. */
+    fun history(sessionId: String = DEFAULT_SESSION_ID): SessionHistoryResult =
+        typed(Methods.SESSION_HISTORY, SessionHistoryParams(sessionId), SessionHistoryResult::class.java)
 
     fun destroySession(sessionId: String): SessionDestroyed =
         typed(Methods.SESSION_DESTROY, SessionDestroyParams(sessionId), SessionDestroyed::class.java)

@@ -88,4 +88,18 @@ class JsonRpcTest {
         assertEquals(listOf(Methods.SESSION_TURN_ENDED), notifications.toList())
         peer.join(5_000)
     }
+
+    @Test
+    fun `the log of sent requests is bounded - a long-lived client does not grow it`() {
+        val out = ByteArrayOutputStream()
+        // No reader is started: nothing answers, every request stays pending on the peer's side.
+        val connection = JsonRpcConnection(ByteArrayInputStream(ByteArray(0)), out)
+        repeat(JsonRpcConnection.SENT_LOG_LIMIT + 50) { i -> connection.request(if (i == 0) "first" else "wave/mcp/servers") }
+        connection.request("last")
+        val log = connection.sentRequests
+        assertEquals(JsonRpcConnection.SENT_LOG_LIMIT, log.size)
+        assertEquals("last", log.last())
+        assertTrue("first" !in log, "the oldest entries go first")
+        connection.close()
+    }
 }

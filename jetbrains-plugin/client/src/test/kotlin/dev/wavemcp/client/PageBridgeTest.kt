@@ -31,7 +31,7 @@ class PageBridgeTest {
         }
         PageBridge(host).use { bridge ->
             bridge.attach(sidecar)
-            val paths = parse(bridge.handle(PageKind.SETTINGS, query(Methods.CONFIG_PATHS)).get(10, TimeUnit.SECONDS))
+            val paths = parse(bridge.handle(PageKind.SETTINGS, query(Methods.MCP_CONFIG_PATHS)).get(10, TimeUnit.SECONDS))
                 .getAsJsonObject("result")
             val path = paths.get("projectConfigPath").asString
             assertEquals(sb.projectConfig.toString(), path)
@@ -50,10 +50,6 @@ class PageBridgeTest {
                     .flatMap { listOf("start $it", "done $it") },
                 log.toList(),
             )
-            // The same steps as the client's own Edit plan.
-            val row = sidecar.servers().server("p")!!
-            val planned = SettingsFlows.edit(row, WIRE_GSON.fromJson(paths, ConfigPaths::class.java), Lang.EN)
-            assertEquals(planned.map { "done $it" }, log.filter { it.startsWith("done") })
         }
     }
 
@@ -66,7 +62,7 @@ class PageBridgeTest {
             bridge.handle(PageKind.SETTINGS, query("host/closeSettings")).get(5, TimeUnit.SECONDS)
             assertEquals(listOf(HostAction.CloseSettings, HostAction.FocusChat), host.recorded())
             host.actions.clear()
-            val add = Prompts.addProject(Lang.ZH, "demo")
+            val add = "/settings 帮我在【demo】下配 MCP 服务器<名字>：连<command/url>，参数<args>"
             bridge.handle(PageKind.SETTINGS, query("host/closeSettings", """{"prefill":${JcefScripts.jsString(add)}}""")).get(5, TimeUnit.SECONDS)
             assertEquals(listOf(HostAction.CloseSettings, HostAction.FocusChat, HostAction.PrefillPrompt(add)), host.recorded())
             // UI-1: the chat's `/mcp` asks for the settings page.
@@ -78,13 +74,13 @@ class PageBridgeTest {
             assertTrue(parse(bridge.handle(PageKind.SETTINGS, query("wave/unknown")).get(5, TimeUnit.SECONDS)).has("error"))
             assertTrue(parse(bridge.handle(PageKind.SETTINGS, "not json").get(5, TimeUnit.SECONDS)).has("error"))
             // A request made while the sidecar starts waits for it; with none, a clear error.
-            val waiting = bridge.handle(PageKind.SETTINGS, query(Methods.SERVERS))
+            val waiting = bridge.handle(PageKind.SETTINGS, query(Methods.MCP_SERVERS))
             Thread.sleep(100)
             assertFalse(waiting.isDone)
             bridge.unavailable("wave-mcp was not found")
             val noSidecar = parse(waiting.get(5, TimeUnit.SECONDS))
             assertEquals("wave-mcp was not found", noSidecar.getAsJsonObject("error").get("message").asString)
-            val later = parse(bridge.handle(PageKind.SETTINGS, query(Methods.SERVERS)).get(5, TimeUnit.SECONDS))
+            val later = parse(bridge.handle(PageKind.SETTINGS, query(Methods.MCP_SERVERS)).get(5, TimeUnit.SECONDS))
             assertEquals("wave-mcp was not found", later.getAsJsonObject("error").get("message").asString)
         }
     }
@@ -96,30 +92,30 @@ class PageBridgeTest {
         val pushes = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
         PageBridge(RecordingHost()).use { bridge ->
             // The page may ask before the sidecar is attached: the request waits for it.
-            val early = bridge.handle(PageKind.SETTINGS, query(Methods.SERVERS, "{}"))
+            val early = bridge.handle(PageKind.SETTINGS, query(Methods.MCP_SERVERS, "{}"))
             bridge.setPage(PageKind.SETTINGS) { json -> pushes += parse(json) }
             bridge.attach(sidecar)
 
             val listed = parse(early.get(10, TimeUnit.SECONDS))
             assertEquals(2, listed.getAsJsonObject("result").getAsJsonArray("servers").size())
-            val connected = parse(bridge.handle(PageKind.SETTINGS, query(Methods.CONNECT, """{"name":"p"}""")).get(30, TimeUnit.SECONDS))
+            val connected = parse(bridge.handle(PageKind.SETTINGS, query(Methods.MCP_CONNECT, """{"name":"p"}""")).get(30, TimeUnit.SECONDS))
             val row = connected.getAsJsonObject("result").getAsJsonArray("servers").map { it.asJsonObject }.first { it.get("name").asString == "p" }
             assertEquals("connected", row.get("status").asString)
 
             // The sidecar's error goes to the page as sent: message, code, data.kind.
-            val refused = parse(bridge.handle(PageKind.SETTINGS, query(Methods.DELETE, """{"name":"c","source":"constructor"}""")).get(10, TimeUnit.SECONDS))
+            val refused = parse(bridge.handle(PageKind.SETTINGS, query(Methods.MCP_DELETE, """{"name":"c","source":"constructor"}""")).get(10, TimeUnit.SECONDS))
             val error = refused.getAsJsonObject("error")
             assertEquals(REQUEST_FAILED, error.get("code").asInt)
             assertEquals("readOnly", error.getAsJsonObject("data").get("kind").asString)
-            val bad = parse(bridge.handle(PageKind.SETTINGS, query(Methods.CONNECT, """{"name":5}""")).get(10, TimeUnit.SECONDS))
+            val bad = parse(bridge.handle(PageKind.SETTINGS, query(Methods.MCP_CONNECT, """{"name":5}""")).get(10, TimeUnit.SECONDS))
             assertEquals(RpcException.INVALID_PARAMS, bad.getAsJsonObject("error").get("code").asInt)
 
             sidecar.drain()
             eventually(message = { "pushes: $pushes" }) {
-                synchronized(pushes) { pushes.any { p -> p.get("method").asString == Methods.SERVERS_CHANGED } }
+                synchronized(pushes) { pushes.any { p -> p.get("method").asString == Methods.MCP_SERVERS_CHANGED } }
             }
             val versions = synchronized(pushes) { pushes.toList() }.map {
-                assertEquals(Methods.SERVERS_CHANGED, it.get("method").asString)
+                assertEquals(Methods.MCP_SERVERS_CHANGED, it.get("method").asString)
                 it.getAsJsonObject("params").get("version").asLong
             }
             assertTrue(versions.zipWithNext().all { (a, b) -> a < b }, "UI-11: pushed versions grow: $versions")
@@ -127,22 +123,98 @@ class PageBridgeTest {
     }
 
     @Test
-    fun `ADD-1 EDIT-1 a prefill reaches the chat page, now or when it next loads`() {
+    fun `ADD-1 EDIT-1 a prefill reaches the chat page, now or when it next opens`() {
         val host = RecordingHost()
         PageBridge(host).use { bridge ->
-            // No chat page yet: the prefill waits for host-chatState.
+            // No chat page yet: the prefill waits for host-chatOpened.
             bridge.prefillChat("/settings x")
             val pushes = mutableListOf<String>()
             bridge.setPage(PageKind.CHAT) { pushes += it }
-            val state = parse(bridge.handle(PageKind.CHAT, query("host/chatState")).get(5, TimeUnit.SECONDS)).getAsJsonObject("result")
-            assertEquals("/settings x", state.get("prefill").asString)
-            assertEquals(DEFAULT_SESSION_ID, state.get("sessionId").asString)
+            val opened = parse(bridge.handle(PageKind.CHAT, query(Methods.HOST_CHAT_OPENED)).get(5, TimeUnit.SECONDS)).getAsJsonObject("result")
+            assertEquals("/settings x", opened.get("prefill").asString)
             // Taken once.
-            val again = parse(bridge.handle(PageKind.CHAT, query("host/chatState")).get(5, TimeUnit.SECONDS)).getAsJsonObject("result")
+            val again = parse(bridge.handle(PageKind.CHAT, query(Methods.HOST_CHAT_OPENED)).get(5, TimeUnit.SECONDS)).getAsJsonObject("result")
             assertFalse(again.has("prefill"))
-            // A ready chat page gets it pushed.
+            // An open chat page gets it pushed.
             bridge.prefillChat("帮我编辑 MCP 服务器a：把<要改的内容>改成<新内容>")
             assertEquals(listOf("""{"method":"host/prefill","params":{"text":"帮我编辑 MCP 服务器a：把<要改的内容>改成<新内容>"}}"""), pushes)
         }
     }
+
+    @Test
+    fun `CHAT-1 CHAT-2 the chat page's messages come from the sidecar - pushed in order, and the whole history for a reopened page`() = Sandbox().use { sb ->
+        FakeModel().use { model ->
+            val sidecar = sb.start(env = mapOf("WAVE_BASE_URL" to model.baseUrl, "WAVE_MODEL" to "fake"))
+            PageBridge(RecordingHost()).use { bridge ->
+                bridge.attach(sidecar)
+                val pushes = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
+                bridge.setPage(PageKind.CHAT) { json -> pushes += parse(json) }
+                bridge.handle(PageKind.CHAT, query(Methods.HOST_CHAT_OPENED)).get(5, TimeUnit.SECONDS)
+                // Sent without waiting: turns 1 and 2 in that order.
+                val first = bridge.handle(PageKind.CHAT, query(Methods.SESSION_SEND, """{"sessionId":"default","text":"one"}"""))
+                val second = bridge.handle(PageKind.CHAT, query(Methods.SESSION_SEND, """{"sessionId":"default","text":"two"}"""))
+                assertEquals(1, parse(first.get(10, TimeUnit.SECONDS)).getAsJsonObject("result").get("turn").asInt)
+                assertEquals(2, parse(second.get(10, TimeUnit.SECONDS)).getAsJsonObject("result").get("turn").asInt)
+                eventually(message = { "pushes: $pushes" }) {
+                    synchronized(pushes) { pushes.count { it.get("method").asString == Methods.SESSION_TURN_ENDED } == 2 }
+                }
+                val messages = synchronized(pushes) { pushes.toList() }.filter { it.get("method").asString == Methods.SESSION_MESSAGE }
+                    .map { it.getAsJsonObject("params") }
+                assertEquals((0 until messages.size).map { it.toLong() }, messages.map { it.get("index").asLong })
+                assertEquals(listOf("one", "two"), model.seen(), "CHAT-2: the model saw the turns in order")
+
+                // A chat page opened later asks for the history: the whole conversation.
+                val history = parse(bridge.handle(PageKind.CHAT, query(Methods.SESSION_HISTORY, """{"sessionId":"default"}""")).get(10, TimeUnit.SECONDS))
+                    .getAsJsonObject("result")
+                val byTurn = history.getAsJsonArray("messages").map { it.asJsonObject }
+                    .sortedBy { it.get("turn").asLong }
+                    .map { it.get("turn").asLong to it.getAsJsonObject("message").let { m -> m.get("role").asString + ":" + m.get("content").asString } }
+                assertEquals(
+                    listOf(1L to "user:one", 1L to "assistant:reply to one", 2L to "user:two", 2L to "assistant:reply to two"),
+                    byTurn,
+                )
+                val typed = sidecar.history()
+                assertEquals(4, typed.messages.size)
+                assertEquals(history.getAsJsonArray("messages").size(), typed.messages.size)
+            }
+        }
+    }
+}
+
+/** An OpenAI-compatible model on 127.0.0.1 (the JDK's HTTP server): `reply to <last user message>`. */
+class FakeModel : AutoCloseable {
+    private val seen = java.util.Collections.synchronizedList(mutableListOf<String>())
+    private val server = com.sun.net.httpserver.HttpServer.create(java.net.InetSocketAddress("127.0.0.1", 0), 0).apply {
+        createContext("/v1/chat/completions") { exchange ->
+            val request = JsonParser.parseString(exchange.requestBody.readBytes().toString(Charsets.UTF_8)).asJsonObject
+            val user = request.getAsJsonArray("messages").map { it.asJsonObject }.last { it.get("role").asString == "user" }
+            val text = user.get("content").asString
+            seen += text
+            val message = JsonObject().apply {
+                addProperty("role", "assistant")
+                addProperty("content", "reply to $text")
+            }
+            val choice = JsonObject().apply {
+                addProperty("index", 0)
+                add("message", message)
+                addProperty("finish_reason", "stop")
+            }
+            val reply = JsonObject().apply {
+                addProperty("id", "fake")
+                addProperty("object", "chat.completion")
+                add("choices", com.google.gson.JsonArray().apply { add(choice) })
+            }
+            val body = reply.toString().toByteArray()
+            exchange.responseHeaders.add("content-type", "application/json")
+            exchange.sendResponseHeaders(200, body.size.toLong())
+            exchange.responseBody.use { it.write(body) }
+        }
+        start()
+    }
+
+    val baseUrl: String get() = "http://127.0.0.1:${server.address.port}/v1"
+
+    fun seen(): List<String> = synchronized(seen) { seen.toList() }
+
+    override fun close() = server.stop(0)
 }

@@ -214,7 +214,7 @@ class SignInTest {
         PageBridge(host).use { bridge ->
             bridge.attach(sidecar)
             fun query(method: String, params: String) = """{"method":"$method","params":$params}"""
-            val login = bridge.handle(PageKind.SETTINGS, query(Methods.LOGIN, """{"name":"remote","sessionId":"default"}"""))
+            val login = bridge.handle(PageKind.SETTINGS, query(Methods.MCP_LOGIN, """{"name":"remote","sessionId":"default"}"""))
             eventually(message = { "wave/mcp/openUrl" }) { asked.isNotEmpty() }
             assertEquals(
                 """{"result":null}""",
@@ -224,7 +224,7 @@ class SignInTest {
             assertEquals(RpcException.REQUEST_CANCELLED, answer.getAsJsonObject("error").get("code").asInt, "answer: $answer")
             // Logout is forwarded unchanged and answers with the snapshot.
             val out = JsonParser.parseString(
-                bridge.handle(PageKind.SETTINGS, query(Methods.LOGOUT, """{"name":"remote"}""")).get(20, TimeUnit.SECONDS),
+                bridge.handle(PageKind.SETTINGS, query(Methods.MCP_LOGOUT, """{"name":"remote"}""")).get(20, TimeUnit.SECONDS),
             ).asJsonObject
             assertTrue(WaveSidecar.looksLikeSnapshot(out.get("result")), "answer: $out")
             // UI-12: the bridge itself turns nothing into a chat message or a notification.

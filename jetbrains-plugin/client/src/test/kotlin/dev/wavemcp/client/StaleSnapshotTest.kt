@@ -1,4 +1,4 @@
-// UI-11: a snapshot older than or equal to the one shown is ignored — with snapshots the real
+// UI-11: a snapshot older than the one shown is ignored, one of the same version is not — with snapshots the real
 // sidecar produced, and through the client's stream with a peer that sends them out of order.
 
 package dev.wavemcp.client
@@ -16,7 +16,7 @@ import java.nio.file.Path
 
 class StaleSnapshotTest {
     @Test
-    fun `UI-11 real snapshots offered out of order - older and equal versions are dropped`() = Sandbox().use { sb ->
+    fun `UI-11 real snapshots offered out of order - strictly older versions are dropped, equal ones kept`() = Sandbox().use { sb ->
         sb.writeProject(sb.config("s" to sb.server("s")))
         val sidecar = sb.start()
         val pushed = java.util.Collections.synchronizedList(mutableListOf<ServersSnapshot>())
@@ -35,9 +35,10 @@ class StaleSnapshotTest {
         // The newest arrives first: everything older is stale.
         assertTrue(tracker.offer(all.last()))
         for (older in all.dropLast(1).reversed()) assertFalse(tracker.offer(older), "v${older.version} must be dropped")
-        // Equal is not newer either.
-        assertFalse(tracker.offer(all.last()))
-        assertEquals(listOf(all.last().version), shown)
+        // Equal is not older: shown again (the documented rule drops only strictly older).
+        assertTrue(tracker.offer(all.last()))
+        assertEquals(listOf(all.last().version, all.last().version), shown)
+        assertFalse(tracker.offer(all.first()), "still older after the equal one")
         assertEquals(McpStatus.DISCONNECTED, tracker.latest()!!.server("s")!!.status)
 
         // In order, each one is shown.
@@ -50,7 +51,7 @@ class StaleSnapshotTest {
     }
 
     @Test
-    fun `UI-11 the serversChanged stream drops pushes not newer than what was shown`() {
+    fun `UI-11 the serversChanged stream drops pushes older than what was shown`() {
         // A peer playing the sidecar: it answers initialize, then pushes v5, v3 (older), v5
         // (equal), replies to wave-mcp-servers with v6 and pushes v4 (older than that reply) and v7.
         val toPeer = PipedInputStream(1 shl 16)
@@ -92,7 +93,8 @@ class StaleSnapshotTest {
         assertEquals(6, reply.version)
         eventually(message = { "stream: $stream" }) { client.snapshots.latest()?.version == 7L }
         client.drain()
-        assertEquals(listOf(5L, 7L), synchronized(stream) { stream.toList() })
+        // v3 and v4 are older than what was shown; the second v5 is not.
+        assertEquals(listOf(5L, 5L, 7L), synchronized(stream) { stream.toList() })
         assertEquals(McpStatus.ERROR, client.snapshots.latest()!!.server("s")!!.status)
         client.shutdown()
         peer.join(5_000)

@@ -181,16 +181,6 @@ class WaveProjectService(private val project: Project) : Disposable {
                 openSettings()
                 true
             }
-            // DEL-1 for native entry points; the settings page asks in the page itself.
-            is HostAction.Confirm -> onEdt {
-                val where = action.path ?: "its config file"
-                Messages.showYesNoDialog(
-                    project,
-                    "\"${action.name}\" will be removed from $where. This cannot be undone.",
-                    "Delete MCP Server?",
-                    Messages.getWarningIcon(),
-                ) == Messages.YES
-            }
             // UI-12: failures show as notifications, never as chat messages.
             is HostAction.Notify -> {
                 notify(

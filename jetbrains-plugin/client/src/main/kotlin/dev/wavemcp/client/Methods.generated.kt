@@ -1,0 +1,37 @@
+// Generated from protocol/src/lib.rs (wave-mcp-protocol) by `WAVE_UPDATE_GENERATED=1 cargo test -p wave-mcp-protocol`.
+// Do not edit: change the Rust declarations and regenerate. See docs/protocol.md.
+
+package dev.wavemcp.client
+
+/** Method names of the sidecar protocol and of the messages between webview and host. */
+object Methods {
+    const val MCP_SERVERS = "wave/mcp/servers"
+    const val MCP_CONNECT = "wave/mcp/connect"
+    const val MCP_DISCONNECT = "wave/mcp/disconnect"
+    const val MCP_DELETE = "wave/mcp/delete"
+    const val MCP_LOGIN = "wave/mcp/login"
+    const val MCP_LOGOUT = "wave/mcp/logout"
+    const val MCP_OPEN_URL = "wave/mcp/openUrl"
+    const val MCP_CONFIG_PATHS = "wave/mcp/configPaths"
+    const val MCP_SERVERS_CHANGED = "wave/mcp/serversChanged"
+    const val SESSION_CREATE = "wave/session/create"
+    const val SESSION_SEND = "wave/session/send"
+    const val SESSION_HISTORY = "wave/session/history"
+    const val SESSION_MESSAGE = "wave/session/message"
+    const val SESSION_TURN_ENDED = "wave/session/turnEnded"
+    const val SESSION_DESTROY = "wave/session/destroy"
+    const val HOST_OPEN_FILE = "host/openFile"
+    const val HOST_CLOSE_SETTINGS = "host/closeSettings"
+    const val HOST_OPEN_SETTINGS = "host/openSettings"
+    const val HOST_NOTIFY = "host/notify"
+    const val HOST_CANCEL_LOGIN = "host/cancelLogin"
+    const val HOST_CHAT_OPENED = "host/chatOpened"
+    const val HOST_PREFILL = "host/prefill"
+    const val HOST_SIDECAR_RESTARTED = "host/sidecarRestarted"
+
+    /** Page requests the hosts forward to the sidecar unchanged. */
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY)
+
+    /** Sidecar notifications the hosts push to their pages unchanged. */
+    val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED)
+}
