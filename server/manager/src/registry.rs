@@ -224,18 +224,21 @@ pub fn reap_orphans_at_start(home: Option<PathBuf>) -> Reaper {
 /// One reaper pass over `dir`, in the calling thread.
 pub fn reap_now(dir: &Path, grace: Duration) -> ReapReport {
     let mut report = ReapReport::default();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return report,
-        Err(e) => {
-            tracing::warn!("cannot read {}: {e}", dir.display());
-            return report;
-        }
-    };
+    if !dir.is_dir() {
+        return report;
+    }
+    // One reaper at a time per directory; a second one then finds nothing left to do.
     let _lock = match files::lock(&dir.join(LOCK_FILE)) {
         Ok(lock) => lock,
         Err(e) => {
             tracing::warn!("cannot lock {}: {e}", dir.join(LOCK_FILE).display());
+            return report;
+        }
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            tracing::warn!("cannot read {}: {e}", dir.display());
             return report;
         }
     };
