@@ -9,7 +9,7 @@
 //! mode 0600 in a 0700 directory. Refreshes hold `mcp-credentials.json.refresh.lock` from reading
 //! the refresh token to saving the rotated one, so two processes never spend it twice.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -158,18 +158,73 @@ async fn blocking<T: Send + 'static>(
         .map_err(AuthError::CredentialStoreError)
 }
 
-/// rmcp's view of one entry of the credential file.
+/// What identifies one version of the credential file: a write replaces it (new inode).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: u64,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some(Stamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        #[cfg(unix)]
+        inode: std::os::unix::fs::MetadataExt::ino(&meta),
+    })
+}
+
+/// The file's records as last read, per path, with the version they were read at.
+type Seen = HashMap<PathBuf, (Stamp, Arc<BTreeMap<String, Record>>)>;
+
+/// Every record of the file, reread only when it changed since the last read in this process
+/// (one `stat` otherwise): a refresh or sign-in by another process is seen at once.
+fn read_all_cached(path: &Path) -> Result<Arc<BTreeMap<String, Record>>, String> {
+    static SEEN: OnceLock<std::sync::Mutex<Seen>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let now = stamp(path);
+    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(now), Some((at, records))) = (now, seen.get(path))
+        && now == *at
+    {
+        return Ok(records.clone());
+    }
+    let records = Arc::new(read_all(path)?);
+    match now {
+        Some(now) => drop(seen.insert(path.to_path_buf(), (now, records.clone()))),
+        None => drop(seen.remove(path)),
+    }
+    Ok(records)
+}
+
+/// rmcp's view of one entry of the credential file (rmcp loads it before every request).
 #[derive(Clone)]
 pub(crate) struct FileStore {
-    pub path: Arc<PathBuf>,
-    pub key: Arc<str>,
+    path: Arc<PathBuf>,
+    key: Arc<str>,
+}
+
+impl FileStore {
+    pub(crate) fn new(path: &Path, key: &str) -> FileStore {
+        FileStore {
+            path: Arc::new(path.to_path_buf()),
+            key: key.into(),
+        }
+    }
+
+    /// The entry as the file holds it now. The file is small: read in place.
+    fn record(&self) -> Result<Option<Record>, String> {
+        Ok(read_all_cached(&self.path)?.get(&*self.key).cloned())
+    }
 }
 
 #[async_trait::async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let (path, key) = (self.path.clone(), self.key.clone());
-        let record = blocking(move || load(&path, &key)).await?;
+        let record = self.record().map_err(AuthError::CredentialStoreError)?;
         Ok(record.map(|r| r.credentials))
     }
 
@@ -216,13 +271,8 @@ pub(crate) async fn authorized_client(
     settings: &OAuthSettings,
 ) -> Result<Option<AuthClient<reqwest::Client>>, String> {
     let key = canonical_url(url)?;
-    let record = {
-        let (path, key) = (path.to_path_buf(), key.clone());
-        tokio::task::spawn_blocking(move || load(&path, &key))
-            .await
-            .map_err(|e| e.to_string())??
-    };
-    let Some(record) = record else {
+    let store = FileStore::new(path, &key);
+    let Some(record) = store.record()? else {
         return Ok(None);
     };
     // Shared clients: building a reqwest client (TLS roots and all) per dial would make a
@@ -232,10 +282,7 @@ pub(crate) async fn authorized_client(
         .await
         .map_err(|e| format!("sign-in: {e}"))?;
     manager.set_metadata(record.metadata.clone());
-    manager.set_credential_store(FileStore {
-        path: Arc::new(path.to_path_buf()),
-        key: key.into(),
-    });
+    manager.set_credential_store(store);
     let mut client = OAuthClientConfig::new(&record.credentials.client_id, &record.redirect_uri);
     let secret = settings
         .client_secret
@@ -251,10 +298,31 @@ pub(crate) async fn authorized_client(
     Ok(Some(AuthClient::new(mcp_http(), manager)))
 }
 
-/// The one HTTP client of Streamable HTTP connections, signed in or not (cheap to clone).
+/// The one HTTP client of Streamable HTTP connections, signed in or not (cheap to clone). Set
+/// up as rmcp's own default: no idle pooling (a reused connection whose last body was not read
+/// to the end stalls ~40 ms on delayed ACKs), and only same-origin 307/308 redirects, which
+/// keep the method and body.
 pub(crate) fn mcp_http() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new).clone()
+    CLIENT
+        .get_or_init(|| {
+            let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+                let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
+                let first = attempt.previous().first().map(url::Url::origin);
+                let same = first.is_some_and(|origin| origin == attempt.url().origin());
+                if keeps_body && same && attempt.previous().len() < 10 {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            });
+            reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .redirect(same_origin)
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
 }
 
 /// The one client for refreshes: rmcp's default OAuth client (timeouts, redirect policy).

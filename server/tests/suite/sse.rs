@@ -108,8 +108,7 @@ async fn cfg_7_http_server_that_only_speaks_sse_is_an_error_without_fallback() {
     manager.start_turn_dials().unwrap().settled().await;
     for name in ["typed", "untyped"] {
         let snapshot = server(&manager, name);
-        // A 401 without an own `Authorization` header asks for a sign-in (AUTH-1).
-        assert_eq!(snapshot.status, Status::NeedsAuth, "{name}");
+        assert_eq!(snapshot.status, Status::Error, "{name}");
         assert_eq!(snapshot.transport, "http", "{name}");
         assert!(snapshot.error.is_some(), "{name}");
     }
