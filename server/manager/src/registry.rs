@@ -162,14 +162,20 @@ impl Record {
 
 fn write_owner(dir: &Path, owner: ProcessId, groups: &[Group]) -> std::io::Result<()> {
     let path = dir.join(owner_file_name(owner));
-    files::ensure_parent(&path, true)?;
     let file = OwnerFile {
         version: VERSION,
         owner,
         groups: groups.to_vec(),
     };
     let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
-    files::write_atomic_volatile(&path, &bytes, true)
+    // The directory (0700) is made on first use only: no mkdir/chmod on every dial.
+    match files::write_atomic_volatile(&path, &bytes, true) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            files::ensure_parent(&path, true)?;
+            files::write_atomic_volatile(&path, &bytes, true)
+        }
+        result => result,
+    }
 }
 
 /// What a reaper pass did.
