@@ -34,11 +34,11 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== tests (unit + integration, real MCP server processes; faults and third-party peers run below)"
-cargo nextest run --workspace --locked --no-fail-fast --no-tests=fail -E 'not test(/suite::(peers|auth|auth_faults)::/) and not test(/suite::faults::/)'
+cargo nextest run --workspace --locked --no-fail-fast --no-tests=fail -E 'not test(/suite::(peers|auth|auth_faults)::/) and not test(/suite::faults(_reap)?::/)'
 
 echo "== fault and bad-input suite (lifecycle, config, protocol fuzz; load; secrets)"
 # Seeded: a failure prints its seed; WAVE_FAULTS_SEED=<n> replays it (docs/performance.md).
-cargo nextest run --workspace --locked --no-fail-fast --no-tests=fail -E 'test(/suite::faults::/)'
+cargo nextest run --workspace --locked --no-fail-fast --no-tests=fail -E 'test(/suite::faults(_reap)?::/)'
 
 echo "== third-party MCP peers (npm server-everything, PyPI mcp, uvx mcp-server-time)"
 export WAVE_PEERS_DIR="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"

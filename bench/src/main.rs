@@ -8,6 +8,7 @@
 
 mod idle;
 mod readiness;
+mod registry_cost;
 mod roundtrip;
 mod sidecar;
 mod signin;
@@ -152,6 +153,23 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             baseline: format!("sequential: {}", fmt_time(r.sequential)),
             ratio: fmt_ratio(r.ours / r.sequential),
             target: "",
+            verdict: "",
+        });
+    }
+    if wanted(2) {
+        eprintln!("row 2c: the spawn registry's write on the dial path");
+        let (writes, dials) = if quick { (200, 5) } else { (2000, 30) };
+        let r = registry_cost::run(writes, dials).await?;
+        table.push(Row {
+            id: "2c",
+            figure: format!(
+                "spawn registry: record + release per stdio dial (median of {})",
+                r.writes
+            ),
+            ours: fmt_time(r.write),
+            baseline: format!("1 stdio dial: {}", fmt_time(r.dial)),
+            ratio: fmt_ratio(r.write / r.dial),
+            target: "(context)",
             verdict: "",
         });
     }

@@ -92,6 +92,24 @@ enum Command {
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
+    // Commands that spawn servers first reap the trees of crashed owners (REAP-2), in the
+    // background; the pass is waited for before exiting, so it is never cut short.
+    let reaper = match &cli.command {
+        Command::Tools { .. } | Command::Call { .. } | Command::Chat { .. } => {
+            Some(wave_mcp_manager::registry::reap_orphans_at_start(None))
+        }
+        _ => None,
+    };
+    let result = run_command(cli).await;
+    if let Some(reaper) = reaper {
+        tokio::task::spawn_blocking(move || reaper.finish())
+            .await
+            .ok();
+    }
+    result
+}
+
+async fn run_command(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Servers { common } => servers(common),
         Command::Tools { server, common } => tools(&server, common).await,

@@ -66,12 +66,14 @@ pub(crate) struct Dialed {
 /// Dials, initializes and lists tools, all within `timeout`. On any failure everything started
 /// is torn down before returning (dropping a [`ServerProcess`] kills its tree). A remote server
 /// with stored sign-in credentials (in `credentials`) gets its access token (AUTH-3); one that
-/// answers 401 is [`DialError::NeedsAuth`] (AUTH-1).
+/// answers 401 is [`DialError::NeedsAuth`] (AUTH-1). A stdio server's process group is recorded
+/// in the spawn registry in `run_dir` (REAP-1).
 pub(crate) async fn dial(
     transport: Transport,
     tools_changed: ToolsChanged,
     timeout: Duration,
     credentials: &Path,
+    run_dir: &Path,
 ) -> Result<Dialed, DialError> {
     let client = Client { tools_changed };
     match transport {
@@ -81,7 +83,7 @@ pub(crate) async fn dial(
             env,
             cwd,
         } => {
-            let spawned = process::spawn(&command, &args, &env, &cwd)
+            let spawned = process::spawn(&command, &args, &env, &cwd, Some(run_dir))
                 .map_err(|e| format!("failed to start `{}`: {e}", command.display()))?;
             let mut process = spawned.process;
             let stderr = process.stderr().clone();

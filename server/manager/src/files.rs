@@ -1,5 +1,6 @@
 //! Small files in `~/.wave` shared between processes: an advisory lock beside a file and an
-//! atomic replace (temp file + rename), used by the tool cache and the credential store.
+//! atomic replace (temp file + rename), used by the tool cache, the credential store and the
+//! spawn registry.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -68,18 +69,29 @@ pub(crate) fn lock(_lock_path: &Path) -> io::Result<Lock> {
 /// Writes `bytes` to a temp file in the same directory, then renames it over `path`. With
 /// `private`, the file is readable by the user only (0600) from its first byte.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
+    replace(path, bytes, private, true)
+}
+
+/// [`write_atomic`] without the fsync: atomic for readers and across a crash of this process
+/// (the page cache survives it), not across a crash of the machine. For the spawn registry,
+/// whose records matter only while the machine runs (REAP-1).
+pub(crate) fn write_atomic_volatile(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
+    replace(path, bytes, private, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], private: bool, sync: bool) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
 
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = sibling(path, &format!(".tmp-{}-{n}", std::process::id()));
-    let result = write_new(&tmp, bytes, private).and_then(|()| fs::rename(&tmp, path));
+    let result = write_new(&tmp, bytes, private, sync).and_then(|()| fs::rename(&tmp, path));
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
 }
 
-fn write_new(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
+fn write_new(path: &Path, bytes: &[u8], private: bool, sync: bool) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -91,5 +103,5 @@ fn write_new(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     let _ = private;
     let mut f = options.open(path)?;
     f.write_all(bytes)?;
-    f.sync_all()
+    if sync { f.sync_all() } else { Ok(()) }
 }

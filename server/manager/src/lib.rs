@@ -12,6 +12,7 @@ mod login;
 mod manager;
 pub mod names;
 mod process;
+pub mod registry;
 mod render;
 mod sse;
 

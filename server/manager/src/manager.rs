@@ -229,6 +229,8 @@ struct SharedState {
     cache_path: PathBuf,
     /// `~/.wave/mcp-credentials.json` (AUTH-3).
     credentials_path: PathBuf,
+    /// Where the spawn registry records this manager's process groups (REAP-1).
+    run_dir: PathBuf,
     timeouts: Timeouts,
     reconnect: ReconnectPolicy,
     problems: Vec<ConfigProblem>,
@@ -326,6 +328,7 @@ impl McpManager {
                 workdir: options.workdir,
                 cache_path,
                 credentials_path,
+                run_dir: crate::registry::run_dir(&home),
                 timeouts: options.timeouts,
                 reconnect: options.reconnect,
                 problems: loaded.problems,
@@ -1156,7 +1159,13 @@ async fn dial_entry(
         Err(reason) => return Some(Err(DialError::Failed(reason))),
     };
     let timeout = shared.timeouts_for(entry);
-    let dial = connection::dial(transport, tools_changed, timeout, &shared.credentials_path);
+    let dial = connection::dial(
+        transport,
+        tools_changed,
+        timeout,
+        &shared.credentials_path,
+        &shared.run_dir,
+    );
     tokio::select! {
         _ = cancel.cancelled() => None,
         result = dial => Some(result),

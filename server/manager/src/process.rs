@@ -3,7 +3,8 @@
 //!
 //! Teardown order: stdin is closed by the caller (dropping the rmcp transport), then SIGTERM to the
 //! group, up to `grace` for the group to empty, SIGKILL to the group, reap. On Windows the tree is
-//! killed with `taskkill /PID <pid> /T /F`.
+//! killed with `taskkill /PID <pid> /T /F`. Each group is recorded in the spawn registry
+//! ([`crate::registry`]) from spawn until it is reaped, so a crash of ours leaves a trace.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -14,6 +15,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
+
+use crate::registry::{self, Record};
 
 /// How many stderr lines are kept per server.
 const STDERR_LINES: usize = 200;
@@ -92,12 +95,14 @@ pub struct Spawned {
     pub stdin: ChildStdin,
 }
 
-/// Starts `command` in its own process group with piped stdio.
+/// Starts `command` in its own process group with piped stdio; with `run_dir`, the group is
+/// recorded in the spawn registry there until it is reaped (REAP-1).
 pub fn spawn(
     command: &Path,
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
+    run_dir: Option<&Path>,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(command);
     cmd.args(args)
@@ -122,6 +127,7 @@ pub fn spawn(
         kill_tree_now(pid);
         return Err(std::io::Error::other("child stdio was not piped"));
     };
+    let record = run_dir.and_then(|dir| registry::record(dir, pid));
     let tail = StderrTail::default();
     let stderr_done = tokio::spawn(collect_stderr(stderr, tail.clone(), pid));
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
@@ -134,6 +140,7 @@ pub fn spawn(
         finished: finished_tx,
         exited: exited_tx,
         stderr_done,
+        record,
     }));
     Ok(Spawned {
         process: ServerProcess {
@@ -185,6 +192,7 @@ struct Supervised {
     finished: watch::Sender<bool>,
     exited: oneshot::Sender<UnexpectedExit>,
     stderr_done: tokio::task::JoinHandle<()>,
+    record: Option<Record>,
 }
 
 async fn supervise(mut s: Supervised) {
@@ -202,6 +210,10 @@ async fn supervise(mut s: Supervised) {
             // Every writer is dead: the pipe ends, and the tail holds the last lines.
             let _ = tokio::time::timeout(STDERR_DRAIN, s.stderr_done).await;
         }
+    }
+    // The group has been killed (and, after a requested teardown, is gone): drop its record.
+    if let Some(record) = s.record.take() {
+        record.release();
     }
     let _ = s.finished.send(true);
 }
@@ -275,7 +287,7 @@ fn signal_group(pid: u32, signal: nix::sys::signal::Signal) {
 /// Whether a process of group `pgid` still runs. Zombies do not count: they have exited, and an
 /// orphaned one waits for an init process that may never reap it.
 #[cfg(target_os = "linux")]
-fn group_alive(pgid: u32) -> bool {
+pub(crate) fn group_alive(pgid: u32) -> bool {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return false;
     };
@@ -304,7 +316,7 @@ fn group_alive(pgid: u32) -> bool {
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]
-fn group_alive(pgid: u32) -> bool {
+pub(crate) fn group_alive(pgid: u32) -> bool {
     let Ok(pgid) = i32::try_from(pgid) else {
         return false;
     };

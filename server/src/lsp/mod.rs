@@ -86,8 +86,8 @@ impl From<Failure> for jsonrpc::Error {
     }
 }
 
-/// Runs the sidecar until `exit`, the end of stdin or SIGTERM/SIGINT, then tears every session
-/// down so that no MCP process outlives it.
+/// Runs the sidecar until `exit`, the end of stdin, SIGTERM/SIGINT or the death of its parent
+/// process, then tears every session down so that no MCP process outlives it (REAP-3).
 pub async fn run() -> Result<()> {
     let registry: Arc<OnceLock<Arc<Registry>>> = Arc::default();
     let (service, socket) = LspService::build(|client| Backend {
@@ -110,6 +110,7 @@ pub async fn run() -> Result<()> {
     tokio::select! {
         () = server.serve(EmptyParams(service)) => tracing::info!("LSP connection closed"),
         () = terminated() => tracing::info!("terminated by a signal"),
+        () = parent_gone() => tracing::info!("the parent process is gone"),
     }
     if let Some(registry) = registry.get() {
         registry.shutdown().await;
@@ -144,6 +145,34 @@ fn stdin() -> tokio::io::DuplexStream {
         tracing::error!("cannot start the stdin reader: {e}");
     }
     reader
+}
+
+/// How often the sidecar checks that its parent still runs (REAP-3).
+#[cfg(unix)]
+const PARENT_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Resolves when the process that started the sidecar has died (REAP-3): the sidecar was then
+/// re-parented, so its parent pid changed. A parent-pid watch rather than `PR_SET_PDEATHSIG`,
+/// which fires when the *thread* that spawned us ends (JVM and Node hosts spawn from worker
+/// threads), and which macOS lacks; the same polling serves both. Never resolves for a sidecar
+/// started by init itself.
+#[cfg(unix)]
+async fn parent_gone() {
+    let parent = nix::unistd::getppid();
+    if parent.as_raw() <= 1 {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(PARENT_POLL).await;
+        if nix::unistd::getppid() != parent {
+            return;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn parent_gone() {
+    std::future::pending().await
 }
 
 #[cfg(unix)]
@@ -185,6 +214,10 @@ impl LanguageServer for Backend {
                 .map(|home| absolute(&home))
                 .unwrap_or_else(|| absolute(Path::new("."))),
         };
+        // Reap the trees of crashed sidecars and CLIs in the background (REAP-2).
+        drop(wave_mcp_manager::registry::reap_orphans_at_start(Some(
+            home.clone(),
+        )));
         let workdir = absolute(&workdir_of(&params, &options));
         if !workdir.is_dir() {
             tracing::warn!("workdir {} is not a directory", workdir.display());

@@ -643,6 +643,9 @@ fn valid_config_text() -> String {
         "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] },
         "search": { "type": "http", "url": "https://example.com/mcp?k=${TOKEN}",
                     "headers": { "Authorization": "Bearer ${TOKEN:-none}" } },
+        "signed": { "type": "http", "url": "https://example.com/mcp",
+                    "oauth": { "clientId": "${CID:-wave}", "clientSecret": "s", "scopes": ["read", "write"],
+                               "callbackPort": 8765 } },
         "legacy": { "type": "sse", "url": "http://127.0.0.1:3001/sse" },
         "env": { "command": "./bin/srv", "env": { "A": "${UNSET:-d}" }, "connectTimeoutMs": 5000 },
     }}))
@@ -689,6 +692,13 @@ fn broken_files() -> Vec<(String, Vec<u8>, Shows)> {
         ("type a number".into(), br#"{"mcpServers": {"bad": {"type": 7, "command": "x"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.type")),
         ("negative timeout".into(), br#"{"mcpServers": {"bad": {"command": "x", "connectTimeoutMs": -1}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.connectTimeoutMs")),
         ("timeout beyond u64".into(), br#"{"mcpServers": {"bad": {"command": "x", "toolTimeoutMs": 1e400}}}"#.to_vec(), Shows::FileProblem),
+        ("oauth a string".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": "yes"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth")),
+        ("oauth callbackPort 0".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"callbackPort": 0}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.callbackPort")),
+        ("oauth callbackPort beyond u16".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"callbackPort": 70000}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.callbackPort")),
+        ("oauth callbackPort a string".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"callbackPort": "80"}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.callbackPort")),
+        ("oauth scopes a string".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"scopes": "read"}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.scopes")),
+        ("oauth scopes with a number".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"scopes": ["a", 2]}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.scopes[1]")),
+        ("oauth clientId a number".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"clientId": 5}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.clientId")),
         ("server a string".into(), br#"{"mcpServers": {"bad": "npx server"}}"#.to_vec(), Shows::ServerError("mcpServers.bad")),
         ("server empty".into(), br#"{"mcpServers": {"bad": {}}}"#.to_vec(), Shows::ServerError("mcpServers.bad")),
         ("huge args (10 MB)".into(), serde_json::to_vec(&json!({"mcpServers": {"big": {"command": "x", "args": vec!["y".repeat(100); 100_000]}}})).unwrap(), Shows::Loads(1)),
@@ -806,10 +816,10 @@ fn check_broken(source: &str, label: &str, bytes: &[u8], shows: Shows) -> Result
     Ok(())
 }
 
-// CFG-4, CFG-3: malformed, truncated, wrong-typed and huge `.mcp.json`, `~/.wave/mcp.json` and
-// plugin `.mcp.json` files: no panic; a file that cannot be read is one problem naming the file
-// (and skipped), a wrong-typed field makes that one server `error` naming the file and the
-// field; every other source still loads.
+// CFG-4, CFG-3, AUTH-2: malformed, truncated, wrong-typed and huge `.mcp.json`, `~/.wave/mcp.json`
+// and plugin `.mcp.json` files (wrong-typed `oauth` keys included): no panic; a file that cannot
+// be read is one problem naming the file (and skipped), a wrong-typed field makes that one
+// server `error` naming the file and the field; every other source still loads.
 #[test]
 fn config_fuzz_broken_config_files_are_named_and_other_sources_load() {
     let cases = broken_files();
