@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -101,63 +101,6 @@ impl Drop for SdkServer {
     }
 }
 
-/// A `$BROWSER` that logs each URL it is given to `browser.log` and, with `follow`, fetches it
-/// following redirects (the SDK's authorization server approves at once and redirects to our
-/// callback).
-fn browser(sandbox: &Sandbox, follow: bool) -> PathBuf {
-    let script = sandbox.path(if follow {
-        "browser.sh"
-    } else {
-        "idle-browser.sh"
-    });
-    let log = sandbox.path("browser.log");
-    let fetch = if follow {
-        "exec curl -sS -L -o /dev/null \"$1\""
-    } else {
-        "exit 0"
-    };
-    std::fs::write(
-        &script,
-        format!("#!/bin/sh\necho \"$1\" >> '{}'\n{fetch}\n", log.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    script
-}
-
-fn browser_runs(sandbox: &Sandbox) -> usize {
-    std::fs::read_to_string(sandbox.path("browser.log"))
-        .map(|log| log.lines().count())
-        .unwrap_or(0)
-}
-
-fn cli(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(wave_mcp());
-    command
-        .args(args)
-        .arg("--workdir")
-        .arg(&sandbox.workdir)
-        .env("HOME", &sandbox.home)
-        .env_remove("BROWSER")
-        .stdin(Stdio::null());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.output().expect("wave-mcp")
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-fn credentials_file(sandbox: &Sandbox) -> PathBuf {
-    sandbox.home.join(".wave/mcp-credentials.json")
-}
-
 /// The stored access token of the only signed-in server.
 fn stored_access_token(sandbox: &Sandbox) -> String {
     let file: Value =
@@ -215,7 +158,7 @@ async fn auth2_auth3_auth5_auth6_login_use_across_processes_then_logout() {
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "sdk": { "type": "http", "url": sdk.url } }));
     let browser = browser(&sandbox, true);
-    let browser = browser.to_str().unwrap();
+    let browser = browser.as_str();
 
     let login = cli(
         &sandbox,
@@ -390,7 +333,7 @@ async fn auth7_own_authorization_header_never_starts_oauth() {
     let login = cli(
         &sandbox,
         &["login", "sdk"],
-        &[("BROWSER", browser.to_str().unwrap())],
+        &[("BROWSER", browser.as_str())],
     );
     assert!(!login.status.success());
     assert!(

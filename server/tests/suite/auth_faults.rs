@@ -11,10 +11,9 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -148,60 +147,6 @@ fn configure(sandbox: &Sandbox, peer: &OAuthPeer) {
     }));
 }
 
-/// A `$BROWSER` that logs each URL to `browser.log` and, with `follow`, fetches it following
-/// redirects (our authorization server approves at once and redirects to the callback).
-fn browser(sandbox: &Sandbox, follow: bool) -> String {
-    let script = sandbox.path(if follow { "browser.sh" } else { "idle.sh" });
-    let log = sandbox.path("browser.log");
-    let fetch = if follow {
-        "exec curl -sS -L -o /dev/null \"$1\""
-    } else {
-        "exit 0"
-    };
-    std::fs::write(
-        &script,
-        format!("#!/bin/sh\necho \"$1\" >> '{}'\n{fetch}\n", log.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    script.display().to_string()
-}
-
-fn browser_runs(sandbox: &Sandbox) -> usize {
-    std::fs::read_to_string(sandbox.path("browser.log"))
-        .map(|log| log.lines().count())
-        .unwrap_or(0)
-}
-
-fn command(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(wave_mcp());
-    command
-        .args(args)
-        .arg("--workdir")
-        .arg(&sandbox.workdir)
-        .env("HOME", &sandbox.home)
-        .env_remove("BROWSER")
-        .env_remove("WAVE_LOG")
-        .env_remove("WAVE_LOGIN_TIMEOUT_SECS")
-        .stdin(Stdio::null());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command
-}
-
-fn cli(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
-    command(sandbox, args, env).output().expect("wave-mcp")
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// `wave-mcp login NAME` with the following browser; panics unless it signs in.
 fn login(sandbox: &Sandbox, name: &str, extra: &[(&str, &str)]) -> String {
     let browser = browser(sandbox, true);
@@ -212,10 +157,6 @@ fn login(sandbox: &Sandbox, name: &str, extra: &[(&str, &str)]) -> String {
     assert!(output.status.success(), "login {name}: {out}");
     assert!(out.contains(&format!("signed in to {name}")), "{out}");
     out
-}
-
-fn credentials_file(sandbox: &Sandbox) -> PathBuf {
-    sandbox.home.join(".wave/mcp-credentials.json")
 }
 
 fn credentials(sandbox: &Sandbox) -> Value {

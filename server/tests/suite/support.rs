@@ -1,7 +1,9 @@
 //! Shared helpers: a sandbox home/workdir per test, configs for our test server, process checks
 //! through `/proc`, and bounded polling (never a wall-clock assertion).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -137,4 +139,64 @@ pub fn server(manager: &McpManager, name: &str) -> ServerSnapshot {
 
 pub fn status(manager: &McpManager, name: &str) -> Status {
     server(manager, name).status
+}
+
+// ---- sign-in (suite::auth, suite::auth_faults) ------------------------------------------------
+
+/// A `$BROWSER` that logs each URL to `browser.log` and, with `follow`, fetches it following
+/// redirects (our authorization server approves at once and redirects to the callback).
+pub fn browser(sandbox: &Sandbox, follow: bool) -> String {
+    let script = sandbox.path(if follow { "browser.sh" } else { "idle.sh" });
+    let log = sandbox.path("browser.log");
+    let fetch = if follow {
+        "exec curl -sS -L -o /dev/null \"$1\""
+    } else {
+        "exit 0"
+    };
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$1\" >> '{}'\n{fetch}\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script.display().to_string()
+}
+
+pub fn browser_runs(sandbox: &Sandbox) -> usize {
+    std::fs::read_to_string(sandbox.path("browser.log"))
+        .map(|log| log.lines().count())
+        .unwrap_or(0)
+}
+
+pub fn command(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(wave_mcp());
+    command
+        .args(args)
+        .arg("--workdir")
+        .arg(&sandbox.workdir)
+        .env("HOME", &sandbox.home)
+        .env_remove("BROWSER")
+        .env_remove("WAVE_LOG")
+        .env_remove("WAVE_LOGIN_TIMEOUT_SECS")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
+}
+
+pub fn cli(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(sandbox, args, env).output().expect("wave-mcp")
+}
+
+pub fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+pub fn credentials_file(sandbox: &Sandbox) -> PathBuf {
+    sandbox.home.join(".wave/mcp-credentials.json")
 }
