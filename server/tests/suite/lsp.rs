@@ -69,8 +69,14 @@ async fn lazy_1_initialize_lists_every_server_disconnected_and_spawns_nothing() 
         json!(canonical(&plugin_root).join(".mcp.json"))
     );
     assert!(row(&snapshot, "c").get("configPath").is_none());
-    // Give a wrongly eager sidecar time to spawn, then look at /proc.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The sync point: a dial is always published (`connecting`) before anything is spawned,
+    // and a `wave/mcp/servers` reply is built only once every change published before it was
+    // pushed. So a second reply with every row `disconnected` and no `serversChanged` before
+    // it proves that no dial, hence no spawn, was started by `initialize` (no sleep needed).
+    let again = sidecar.ok("wave/mcp/servers", Value::Null).await;
+    for server in again["servers"].as_array().unwrap() {
+        assert_eq!(server["status"], "disconnected", "{server:#}");
+    }
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     assert_eq!(sandbox.count_events("start"), 0);
     assert!(sidecar.notifications(CHANGED).is_empty());
