@@ -38,7 +38,7 @@ echo "kotlinc $(cat "$KOTLIN_HOME/build.txt")"
 
 echo "== jetbrains: sidecar and test MCP server"
 # CI builds exactly what Cargo.lock says; locally the lock file may follow Cargo.toml edits.
-cargo build ${CI:+--locked} --bin wave-mcp --bin wave-mcp-test-server
+cargo build ${CI:+--locked} -p wave-mcp -p wave-mcp-test-server --bins
 
 echo "== jetbrains: compile the client module and its tests"
 CLIENT="$ROOT/jetbrains-plugin/client"

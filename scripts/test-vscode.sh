@@ -60,7 +60,7 @@ echo "== vscode: npm ci (vscode-extension)"
 (cd "$EXT" && npm ci --no-audit --no-fund >/dev/null)
 
 echo "== vscode: build the sidecar and the test MCP server"
-cargo build --locked --bin wave-mcp --bin wave-mcp-test-server
+cargo build --locked -p wave-mcp -p wave-mcp-test-server --bins
 
 echo "== vscode: typecheck, lint (ESLint, typescript-eslint recommended), bundle, package the .vsix"
 VSIX="$EXT/wave-mcp-test.vsix"

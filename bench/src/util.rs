@@ -32,10 +32,9 @@ pub fn build_binaries() -> Result<()> {
         "build",
         "-p",
         "wave-mcp",
-        "--bin",
-        "wave-mcp",
-        "--bin",
+        "-p",
         "wave-mcp-test-server",
+        "--bins",
     ]);
     if profile_dir().file_name().is_some_and(|n| n == "release") {
         command.arg("--release");

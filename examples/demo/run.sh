@@ -4,7 +4,7 @@
 # again (the tools now come from the snapshot cache, marked as such).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cargo build --quiet --bin wave-mcp --bin wave-mcp-test-server
+cargo build --quiet -p wave-mcp -p wave-mcp-test-server --bins
 wave=target/debug/wave-mcp
 demo=examples/demo
 

@@ -1,6 +1,6 @@
 // The plugin's client logic: plain Kotlin + Gson, no IntelliJ classes. `gradle :client:test` runs
 // the same JUnit 5 tests as scripts/test-jetbrains.sh (they need target/debug/wave-mcp and
-// target/debug/wave-mcp-test-server: `cargo build --bin wave-mcp --bin wave-mcp-test-server`).
+// target/debug/wave-mcp-test-server: `cargo build -p wave-mcp -p wave-mcp-test-server --bins`).
 plugins {
     id("org.jetbrains.kotlin.jvm") version "2.1.20"
 }

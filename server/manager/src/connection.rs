@@ -1,7 +1,6 @@
 //! One live MCP connection: dialing a resolved [`Transport`] through rmcp, and closing it with
 //! its process tree.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,10 +11,12 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::sync::oneshot;
+use tokio_util::task::TaskTracker;
 
 use crate::auth;
 use crate::config::Transport;
 pub(crate) use crate::error::DialError;
+use crate::headers::header_map;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
 use crate::sse;
 
@@ -67,13 +68,15 @@ pub(crate) struct Dialed {
 /// is torn down before returning (dropping a [`ServerProcess`] kills its tree). A remote server
 /// with stored sign-in credentials (in `credentials`) gets its access token (AUTH-3); one that
 /// answers 401 is [`DialError::NeedsAuth`] (AUTH-1). A stdio server's process group is recorded
-/// in the spawn registry in `run_dir` (REAP-1).
+/// in the spawn registry in `run_dir` (REAP-1). The tasks it leaves running (a stdio server's
+/// supervisor, an sse stream's reader) run under `tasks`, which the manager's cleanup awaits.
 pub(crate) async fn dial(
     transport: Transport,
     tools_changed: ToolsChanged,
     timeout: Duration,
     credentials: &Path,
     run_dir: &Path,
+    tasks: &TaskTracker,
 ) -> Result<Dialed, DialError> {
     let client = Client { tools_changed };
     match transport {
@@ -83,8 +86,11 @@ pub(crate) async fn dial(
             env,
             cwd,
         } => {
-            let spawned = process::spawn(&command, &args, &env, &cwd, Some(run_dir))
-                .map_err(|e| format!("failed to start `{}`: {e}", command.display()))?;
+            let spawned = process::spawn(&command, &args, &env, &cwd, Some(run_dir), tasks)
+                .map_err(|e| DialError::Spawn {
+                    command: command.clone(),
+                    cause: e.to_string(),
+                })?;
             let mut process = spawned.process;
             let stderr = process.stderr().clone();
             let exited = process.take_exit_signal();
@@ -95,8 +101,8 @@ pub(crate) async fn dial(
             .await;
             let started = match started {
                 Ok(Ok(started)) => started,
-                Ok(Err(e)) => return Err(failed(e.reason(), process).await.into()),
-                Err(_) => return Err(failed(timed_out(timeout), process).await.into()),
+                Ok(Err(e)) => return Err(failed(e, process).await),
+                Err(_) => return Err(failed(timed_out(timeout), process).await),
             };
             let mut dialed = dialed(started, Some(process), Some(stderr));
             dialed.exited = exited;
@@ -108,7 +114,9 @@ pub(crate) async fn dial(
             oauth,
         } => {
             let signed_in = match &oauth {
-                Some(settings) => auth::authorized_client(credentials, &url, settings).await?,
+                Some(settings) => auth::authorized_client(credentials, &url, settings)
+                    .await
+                    .map_err(DialError::StoredSignIn)?,
                 None => None,
             };
             let config = StreamableHttpClientTransportConfig::with_uri(url)
@@ -139,18 +147,20 @@ pub(crate) async fn dial(
             oauth,
         } => {
             if let Some(settings) = &oauth
-                && let Some(signed_in) =
-                    auth::authorized_client(credentials, &url, settings).await?
+                && let Some(signed_in) = auth::authorized_client(credentials, &url, settings)
+                    .await
+                    .map_err(DialError::StoredSignIn)?
             {
                 // The legacy transport has no 401-retry of its own: take a valid (refreshed)
                 // token up front.
-                let token = signed_in.get_access_token().await.map_err(|e| {
-                    DialError::NeedsAuth(format!("the stored sign-in is no longer valid ({e})"))
-                })?;
+                let token = signed_in
+                    .get_access_token()
+                    .await
+                    .map_err(|e| DialError::SignInExpired(e.to_string()))?;
                 headers.push(("Authorization".into(), format!("Bearer {token}")));
             }
             let dialing = async {
-                let transport = sse::connect_sse(&url, &headers).await?;
+                let transport = sse::connect_sse(&url, &headers, tasks).await?;
                 let dropped = transport.closed_signal();
                 Ok::<_, DialError>((finish_dial(client, transport).await?, dropped))
             };
@@ -168,20 +178,25 @@ pub(crate) async fn dial(
 /// A 401 to an entry's own `Authorization` header is that header's fault, not a missing
 /// sign-in: `error`, and OAuth never starts (AUTH-7).
 fn own_header_rejected(error: DialError, own_header: bool) -> DialError {
-    match error {
-        DialError::NeedsAuth(reason) if own_header => DialError::Failed(format!(
-            "{reason}: the server rejected the entry's own `Authorization` header"
-        )),
-        other => other,
+    if own_header && error.needs_auth() {
+        return DialError::OwnHeaderRejected(Box::new(error));
     }
+    error
 }
 
 /// A stdio dial that failed: the tree is gone before the failure is reported (no orphan even if
 /// the caller exits right away), and the reason ends with the server's last stderr lines.
-async fn failed(reason: String, process: ServerProcess) -> String {
+async fn failed(cause: DialError, process: ServerProcess) -> DialError {
     let stderr = process.stderr().clone();
     process.terminate(Duration::ZERO).await;
-    with_stderr(reason, &stderr)
+    let tail = stderr.last(STDERR_TAIL_IN_REASON);
+    if tail.is_empty() {
+        return cause;
+    }
+    DialError::WithStderr {
+        cause: Box::new(cause),
+        stderr: tail,
+    }
 }
 
 fn dialed(
@@ -216,9 +231,9 @@ where
 {
     let service = client.serve(transport).await.map_err(|e| {
         if e.is_authorization_required() {
-            return DialError::NeedsAuth("the server answered 401 Unauthorized".into());
+            return DialError::Unauthorized;
         }
-        DialError::Failed(format!("initialize failed: {e}"))
+        DialError::Initialize(e.to_string())
     })?;
     let instructions = service
         .peer_info()
@@ -227,15 +242,14 @@ where
         .peer()
         .list_all_tools()
         .await
-        .map_err(|e| DialError::Failed(format!("tools/list failed: {e}")))?;
+        .map_err(|e| DialError::ListTools(e.to_string()))?;
     Ok((service, instructions, tools))
 }
 
-fn timed_out(timeout: Duration) -> String {
-    format!(
-        "timed out after {} ms waiting for the server to initialize",
-        timeout.as_millis()
-    )
+fn timed_out(timeout: Duration) -> DialError {
+    DialError::TimedOut {
+        millis: timeout.as_millis(),
+    }
 }
 
 /// Appends the last stderr lines, the most useful part of a failure report.
@@ -245,22 +259,6 @@ pub(crate) fn with_stderr(reason: String, stderr: &StderrTail) -> String {
         return reason;
     }
     format!("{reason}; stderr: {tail}")
-}
-
-pub(crate) fn header_map(
-    headers: &[(String, String)],
-) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let header = http::HeaderName::try_from(name.as_str())
-                .map_err(|_| format!("headers.{name}: not a valid HTTP header name"))?;
-            // The value may be an expanded secret: never echo it.
-            let value = http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("headers.{name}: not a valid HTTP header value"))?;
-            Ok((header, value))
-        })
-        .collect()
 }
 
 impl Connection {

@@ -36,25 +36,68 @@ pub enum Error {
     },
 }
 
-/// Why a dial failed. Messages are one lowercase line naming the cause.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a dial failed, one variant per cause. `Display` is the reason the user sees (one lowercase
+/// line, in the snapshot and the CLI); [`DialError::needs_auth`] sorts it into `needs-auth` or
+/// `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DialError {
+    /// The entry does not resolve to a transport (an unset `${VAR}`, a bad url, ...).
+    #[error("{0}")]
+    Config(String),
+    /// The stdio server's command could not be started.
+    #[error("failed to start `{}`: {cause}", command.display())]
+    Spawn {
+        command: std::path::PathBuf,
+        cause: String,
+    },
+    #[error("headers.{0}: not a valid HTTP header name")]
+    HeaderName(String),
+    /// The value may be an expanded secret: never shown.
+    #[error("headers.{0}: not a valid HTTP header value")]
+    HeaderValue(String),
+    /// The stored sign-in of a remote server could not be read or prepared.
+    #[error("{0}")]
+    StoredSignIn(String),
+    /// The stored sign-in could not give an access token (expired and not refreshable): AUTH-1.
+    #[error("the stored sign-in is no longer valid ({0})")]
+    SignInExpired(String),
     /// The remote server answered HTTP 401: `needs-auth`, no retry (AUTH-1).
-    NeedsAuth(String),
-    /// Anything else: `error`.
-    Failed(String),
+    #[error("the server answered 401 Unauthorized")]
+    Unauthorized,
+    /// The legacy SSE endpoint answered this status (401 is `needs-auth`).
+    #[error("sse endpoint returned {0}")]
+    SseStatus(http::StatusCode),
+    /// Any other failure of the legacy SSE stream before the session could start.
+    #[error("{0}")]
+    Sse(String),
+    #[error("initialize failed: {0}")]
+    Initialize(String),
+    #[error("tools/list failed: {0}")]
+    ListTools(String),
+    #[error("timed out after {millis} ms waiting for the server to initialize")]
+    TimedOut { millis: u128 },
+    /// A 401 to the entry's own `Authorization` header: the header's fault, `error` (AUTH-7).
+    #[error("{0}: the server rejected the entry's own `Authorization` header")]
+    OwnHeaderRejected(Box<DialError>),
+    /// A stdio dial that failed, with the server's last stderr lines.
+    #[error("{cause}; stderr: {stderr}")]
+    WithStderr {
+        cause: Box<DialError>,
+        stderr: String,
+    },
+    /// Every reconnect attempt of a dropped connection failed (LIFE-4); `last` is the last
+    /// attempt's reason.
+    #[error("reconnect failed after {attempts} attempts: {last}")]
+    ReconnectFailed { attempts: u32, last: String },
 }
 
 impl DialError {
-    pub(crate) fn reason(self) -> String {
+    /// Whether signing in can fix it: the status is `needs-auth` and reconnecting stops (AUTH-1).
+    pub(crate) fn needs_auth(&self) -> bool {
         match self {
-            DialError::NeedsAuth(reason) | DialError::Failed(reason) => reason,
+            DialError::Unauthorized | DialError::SignInExpired(_) => true,
+            DialError::SseStatus(status) => *status == http::StatusCode::UNAUTHORIZED,
+            _ => false,
         }
-    }
-}
-
-impl From<String> for DialError {
-    fn from(reason: String) -> DialError {
-        DialError::Failed(reason)
     }
 }

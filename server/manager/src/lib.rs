@@ -8,6 +8,7 @@ pub mod config;
 mod connection;
 mod error;
 mod files;
+mod headers;
 mod login;
 mod manager;
 pub mod names;
@@ -18,7 +19,7 @@ mod sse;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
-pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout, open_in_browser};
+pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout};
 pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
     McpManager, McpTool, PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts,

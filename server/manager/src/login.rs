@@ -17,6 +17,8 @@ use rmcp::transport::auth::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 
 use crate::auth::{self, Record};
@@ -45,13 +47,15 @@ const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// with `$BROWSER` or the platform's opener.
 pub type UrlOpener = Arc<dyn Fn(String) -> BoxFuture<'static, bool> + Send + Sync>;
 
-/// Runs the whole flow for the server at `url` and stores the credentials in `path`.
+/// Runs the whole flow for the server at `url` and stores the credentials in `path`. A browser
+/// opener it starts is reaped under `tasks` until `stop` (the manager's cleanup).
 pub(crate) async fn sign_in(
     url: &str,
     settings: &OAuthSettings,
     path: &Path,
     open: &UrlOpener,
     timeout: Duration,
+    (tasks, stop): (&TaskTracker, &CancellationToken),
 ) -> Result<(), String> {
     let key = auth::canonical_url(url)?;
     let previous = {
@@ -128,7 +132,7 @@ pub(crate) async fn sign_in(
     // browser has come back.
     let opening = async {
         if !open(auth_url.clone()).await {
-            open_in_browser(&auth_url);
+            open_in_browser(&auth_url, tasks, stop.clone());
         }
     };
     let code = {
@@ -373,8 +377,10 @@ async fn respond(stream: &mut TcpStream, status: &str, message: &str) {
 }
 
 /// Opens `url` with the command in `$BROWSER` (the URL is its argument), else the platform's
-/// opener. The opener is reaped in the background; a browser it starts is the user's.
-pub fn open_in_browser(url: &str) {
+/// opener. The opener is reaped by a task under `tasks`; a browser it starts is the user's. A
+/// `$BROWSER` that runs the browser in the foreground may never exit: at `stop` the task stops
+/// waiting (tokio reaps the child once it exits), so cleanup never waits for the user's browser.
+pub(crate) fn open_in_browser(url: &str, tasks: &TaskTracker, stop: CancellationToken) {
     let browser = std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty());
@@ -399,8 +405,11 @@ pub fn open_in_browser(url: &str) {
         .stderr(std::process::Stdio::null());
     match command.spawn() {
         Ok(mut child) => {
-            tokio::spawn(async move {
-                let _ = child.wait().await;
+            tasks.spawn(async move {
+                tokio::select! {
+                    _ = child.wait() => {}
+                    () = stop.cancelled() => {}
+                }
             });
         }
         Err(e) => tracing::warn!("could not start a browser for the sign-in URL: {e}"),

@@ -492,7 +492,9 @@ impl McpManager {
         let path = &self.shared.credentials_path;
         tokio::select! {
             _ = cancel.cancelled() => return Err(Error::SignInCancelled(name.to_string())),
-            result = login::sign_in(url, oauth, path, &open, timeout) => result.map_err(failed)?,
+            result = login::sign_in(
+                url, oauth, path, &open, timeout, (&self.shared.tasks, &self.shared.root),
+            ) => result.map_err(failed)?,
         }
         tracing::info!(server = %name, "signed in to MCP server");
         self.refresh_signed_in();
@@ -1156,7 +1158,7 @@ async fn dial_entry(
     let env = |var: &str| std::env::var(var).ok();
     let transport = match config::resolve(entry, &shared.workdir, &env) {
         Ok(transport) => transport,
-        Err(reason) => return Some(Err(DialError::Failed(reason))),
+        Err(reason) => return Some(Err(DialError::Config(reason))),
     };
     let timeout = shared.timeouts_for(entry);
     let dial = connection::dial(
@@ -1165,6 +1167,7 @@ async fn dial_entry(
         timeout,
         &shared.credentials_path,
         &shared.run_dir,
+        &shared.tasks,
     );
     tokio::select! {
         _ = cancel.cancelled() => None,
@@ -1207,29 +1210,29 @@ async fn run_reconnect(
                 return install_connection(&shared, &entry.name, generation, dialed).await;
             }
             // A sign-in is needed: retrying cannot help (AUTH-1).
-            Some(Err(error @ DialError::NeedsAuth(_))) => {
+            Some(Err(error)) if error.needs_auth() => {
                 return fail(&shared, &entry.name, generation, error);
             }
-            Some(Err(DialError::Failed(reason))) => last_reason = reason,
+            Some(Err(error)) => last_reason = error.to_string(),
         }
     }
-    let reason = format!(
-        "reconnect failed after {} attempts: {last_reason}",
-        policy.attempts
-    );
-    fail(&shared, &entry.name, generation, DialError::Failed(reason));
+    let error = DialError::ReconnectFailed {
+        attempts: policy.attempts,
+        last: last_reason,
+    };
+    fail(&shared, &entry.name, generation, error);
 }
 
 /// `error` (or `needs-auth`) with the reason, if `generation` is still the slot's.
 fn fail(shared: &SharedState, name: &str, generation: u64, error: DialError) {
-    let (status, reason) = match error {
-        DialError::NeedsAuth(reason) => (
+    let (status, reason) = match error.needs_auth() {
+        true => (
             Status::NeedsAuth,
             format!(
-                "{reason}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"
+                "{error}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"
             ),
         ),
-        DialError::Failed(reason) => (Status::Error, reason),
+        false => (Status::Error, error.to_string()),
     };
     tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
     let mut state = shared.lock();

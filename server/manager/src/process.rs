@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
+use tokio_util::task::TaskTracker;
 
 use crate::registry::{self, Record};
 
@@ -96,13 +97,15 @@ pub struct Spawned {
 }
 
 /// Starts `command` in its own process group with piped stdio; with `run_dir`, the group is
-/// recorded in the spawn registry there until it is reaped (REAP-1).
+/// recorded in the spawn registry there until it is reaped (REAP-1). Its supervisor and stderr
+/// reader run under `tasks` (the manager's cleanup awaits them).
 pub fn spawn(
     command: &Path,
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
     run_dir: Option<&Path>,
+    tasks: &TaskTracker,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(command);
     cmd.args(args)
@@ -129,11 +132,11 @@ pub fn spawn(
     };
     let record = run_dir.and_then(|dir| registry::record(dir, pid));
     let tail = StderrTail::default();
-    let stderr_done = tokio::spawn(collect_stderr(stderr, tail.clone(), pid));
+    let stderr_done = tasks.spawn(collect_stderr(stderr, tail.clone(), pid));
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
     let (finished_tx, finished_rx) = watch::channel(false);
     let (exited_tx, exited_rx) = oneshot::channel();
-    tokio::spawn(supervise(Supervised {
+    tasks.spawn(supervise(Supervised {
         child,
         pid,
         shutdown: shutdown_rx,
@@ -200,7 +203,7 @@ async fn supervise(mut s: Supervised) {
         status = s.child.wait() => {
             // The leader is gone: sweep descendants still in its group, then report.
             kill_tree_now(s.pid);
-            let _ = tokio::time::timeout(STDERR_DRAIN, s.stderr_done).await;
+            drain_stderr(s.stderr_done).await;
             let _ = s.exited.send(UnexpectedExit { status: status.ok() });
         }
         grace = &mut s.shutdown => {
@@ -208,7 +211,7 @@ async fn supervise(mut s: Supervised) {
             let grace = grace.unwrap_or(Duration::ZERO);
             terminate_tree(&mut s.child, s.pid, grace).await;
             // Every writer is dead: the pipe ends, and the tail holds the last lines.
-            let _ = tokio::time::timeout(STDERR_DRAIN, s.stderr_done).await;
+            drain_stderr(s.stderr_done).await;
         }
     }
     // The group has been killed (and, after a requested teardown, is gone): drop its record.
@@ -216,6 +219,18 @@ async fn supervise(mut s: Supervised) {
         record.release();
     }
     let _ = s.finished.send(true);
+}
+
+/// Waits up to [`STDERR_DRAIN`] for the stderr reader to reach the end of the pipe, then stops
+/// it: a process outside the group (escaped with its own group, LIFE-7) may hold the pipe open
+/// for ever, and the reader must not outlive the server it reads.
+async fn drain_stderr(mut reader: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(STDERR_DRAIN, &mut reader)
+        .await
+        .is_err()
+    {
+        reader.abort();
+    }
 }
 
 async fn collect_stderr(stderr: ChildStderr, tail: StderrTail, pid: u32) {

@@ -15,8 +15,8 @@ use sse_stream::{Sse, SseStream};
 use tokio::sync::{mpsc, oneshot};
 use url::Url;
 
-use crate::connection::header_map;
 use crate::error::DialError;
+use crate::headers::header_map;
 
 /// Server messages read ahead of the rmcp service.
 const INCOMING_BUFFER: usize = 64;
@@ -51,18 +51,20 @@ pub(crate) struct SseTransport {
     previous_post: Option<oneshot::Receiver<()>>,
 }
 
-/// Opens the event stream at `url` with `headers` and waits for the `endpoint` event.
+/// Opens the event stream at `url` with `headers` and waits for the `endpoint` event. The
+/// stream's reader runs under `tasks`.
 pub(crate) async fn connect_sse(
     url: &str,
     headers: &[(String, String)],
+    tasks: &tokio_util::task::TaskTracker,
 ) -> Result<SseTransport, DialError> {
-    let sse_url = Url::parse(url).map_err(|e| format!("invalid sse url: {e}"))?;
+    let sse_url = Url::parse(url).map_err(|e| DialError::Sse(format!("invalid sse url: {e}")))?;
     let headers: HeaderMap = header_map(headers)?.into_iter().collect();
     let client = reqwest::Client::builder().build().map_err(|e| {
-        format!(
+        DialError::Sse(format!(
             "cannot create an http client: {}",
             describe(&e.without_url())
-        )
+        ))
     })?;
     let response = client
         .get(sse_url.clone())
@@ -70,25 +72,24 @@ pub(crate) async fn connect_sse(
         .header(ACCEPT, HeaderValue::from_static(EVENT_STREAM))
         .send()
         .await
-        .map_err(|e| format!("sse endpoint unreachable: {}", describe(&e.without_url())))?;
+        .map_err(|e| {
+            DialError::Sse(format!(
+                "sse endpoint unreachable: {}",
+                describe(&e.without_url())
+            ))
+        })?;
     let status = response.status();
-    if status == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(DialError::NeedsAuth(format!(
-            "sse endpoint returned {status}"
-        )));
-    }
     if !status.is_success() {
-        return Err(format!("sse endpoint returned {status}").into());
+        return Err(DialError::SseStatus(status));
     }
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     if let Some(content_type) = content_type.filter(|ct| !ct.starts_with(EVENT_STREAM)) {
-        return Err(format!(
+        return Err(DialError::Sse(format!(
             "sse endpoint answered with content type \"{content_type}\", not {EVENT_STREAM}"
-        )
-        .into());
+        )));
     }
     let bytes = response
         .bytes_stream()
@@ -97,19 +98,19 @@ pub(crate) async fn connect_sse(
     let endpoint = loop {
         match events.next().await {
             Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                break resolve_endpoint(&sse_url, event.data.as_deref().unwrap_or_default())?;
+                break resolve_endpoint(&sse_url, event.data.as_deref().unwrap_or_default())
+                    .map_err(DialError::Sse)?;
             }
             // Anything before the endpoint has nowhere to go.
             Some(Ok(_)) => continue,
             Some(Err(e)) => {
-                return Err(format!(
+                return Err(DialError::Sse(format!(
                     "sse stream failed before the endpoint event: {}",
                     describe(&e)
-                )
-                .into());
+                )));
             }
             None => {
-                return Err(DialError::Failed(
+                return Err(DialError::Sse(
                     "sse stream ended before the endpoint event".into(),
                 ));
             }
@@ -117,7 +118,9 @@ pub(crate) async fn connect_sse(
     };
     let (sender, incoming) = mpsc::channel(INCOMING_BUFFER);
     let state = Arc::new(Mutex::new(StreamState::Open(Vec::new())));
-    let reader = tokio::spawn(read_events(events, sender, state.clone())).abort_handle();
+    let reader = tasks
+        .spawn(read_events(events, sender, state.clone()))
+        .abort_handle();
     Ok(SseTransport {
         client,
         endpoint,
@@ -284,6 +287,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use tokio_util::task::TaskTracker;
 
     /// A one-session legacy SSE server: the test pushes events through `push`; dropping `push`
     /// ends the stream. Records the `x-key` header of every request and every POSTed body.
@@ -381,7 +385,9 @@ mod tests {
     async fn posts_and_receives_with_headers_and_signals_a_dropped_stream() {
         let (url, peer, push) = start().await;
         let headers = [("X-Key".to_string(), "s3cret".to_string())];
-        let mut transport = connect_sse(&url, &headers).await.unwrap();
+        let mut transport = connect_sse(&url, &headers, &TaskTracker::new())
+            .await
+            .unwrap();
         let dropped = transport.closed_signal();
         let first = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
         let second = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -413,7 +419,7 @@ mod tests {
     #[tokio::test]
     async fn a_local_close_is_not_a_drop() {
         let (url, _peer, push) = start().await;
-        let mut transport = connect_sse(&url, &[]).await.unwrap();
+        let mut transport = connect_sse(&url, &[], &TaskTracker::new()).await.unwrap();
         let dropped = transport.closed_signal();
         transport.close().await.unwrap();
         drop(push);
@@ -425,20 +431,24 @@ mod tests {
         let (url, _peer, _push) = start().await;
         let missing = url.replace("/sse", "/nowhere");
         let headers = [("X-Key".to_string(), "s3cret".to_string())];
-        let err = connect_sse(&missing, &headers)
+        let err = connect_sse(&missing, &headers, &TaskTracker::new())
             .await
             .err()
             .unwrap()
-            .reason();
+            .to_string();
         assert_eq!(err, "sse endpoint returned 404 Not Found");
         let bad = [("X-Key".to_string(), "line\nbreak-s3cret".to_string())];
-        let err = connect_sse(&url, &bad).await.err().unwrap().reason();
-        assert!(!err.contains("s3cret"), "{err}");
-        let err = connect_sse("http://127.0.0.1:1/sse", &[])
+        let err = connect_sse(&url, &bad, &TaskTracker::new())
             .await
             .err()
             .unwrap()
-            .reason();
+            .to_string();
+        assert!(!err.contains("s3cret"), "{err}");
+        let err = connect_sse("http://127.0.0.1:1/sse", &[], &TaskTracker::new())
+            .await
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.starts_with("sse endpoint unreachable: "), "{err}");
         assert!(!err.contains('\n'), "{err}");
     }

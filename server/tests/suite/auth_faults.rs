@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use wave_mcp_manager::{McpManager, Status};
+use wave_mcp_testkit::{FakeModel, call, say};
 
 use super::support::*;
 
@@ -736,52 +737,6 @@ async fn auth8_callback_server_answers_the_redirect_while_another_connection_sit
     peer.stop().await;
 }
 
-/// An OpenAI-compatible model on 127.0.0.1 whose first answer calls `mcp__alpha__whoami` and
-/// whose next one reports the result. Returns its base URL and every request body it got.
-async fn whoami_model() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
-    let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    let handler = move |body: axum::body::Bytes| {
-        let seen = seen.clone();
-        async move {
-            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-            seen.lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&body).into_owned());
-            let answered = request["messages"]
-                .as_array()
-                .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
-            let message = if answered {
-                json!({ "role": "assistant", "content": "done" })
-            } else {
-                json!({
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [{
-                        "id": "call-1",
-                        "type": "function",
-                        "function": { "name": "mcp__alpha__whoami", "arguments": "{}" },
-                    }],
-                })
-            };
-            let reply = json!({
-                "id": "fake",
-                "object": "chat.completion",
-                "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
-            });
-            (
-                [(axum::http::header::CONTENT_TYPE, "application/json")],
-                reply.to_string(),
-            )
-        }
-    };
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(handler));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{address}/v1"), requests)
-}
-
 /// AUTH-6: a chat turn that calls a signed-in server's tool (after a refresh, at
 /// `WAVE_LOG=trace`) leaves no token, code or verifier in its output, the transcript under
 /// `~/.wave/sessions/`, or the requests sent to the model.
@@ -794,7 +749,9 @@ async fn auth6_chat_transcript_and_model_requests_carry_no_secret() {
     configure(&sandbox, &peer);
     let mut outputs = vec![login(&sandbox, "alpha", &[("WAVE_LOG", "trace")])];
     age_token(&sandbox, &peer.alpha);
-    let (base_url, requests) = whoami_model().await;
+    // The testkit's fake model: the first answer calls `mcp__alpha__whoami`, the next reports.
+    let model = FakeModel::start(vec![call("mcp__alpha__whoami", json!({})), say("done")]).await;
+    let base_url = model.base_url.clone();
     let mut chat = tokio::process::Command::from(command(
         &sandbox,
         &["chat"],
@@ -819,7 +776,7 @@ async fn auth6_chat_transcript_and_model_requests_carry_no_secret() {
     assert!(output.status.success(), "{out}");
     assert!(out.contains("done"), "the turn ran: {out}");
     outputs.push(out);
-    let sent = requests.lock().unwrap().clone();
+    let sent: Vec<String> = model.requests().iter().map(Value::to_string).collect();
     assert!(
         sent.iter().any(|r| r.contains("client-")),
         "the tool result reached the model: {sent:?}"

@@ -9,7 +9,6 @@ mod faults;
 mod faults_reap;
 mod lifecycle;
 mod lsp;
-mod lsp_client;
 mod peers;
 mod reap;
 mod reconnect;
@@ -17,3 +16,6 @@ mod reload;
 mod sse;
 mod support;
 mod tools;
+
+/// The sidecar's LSP test client lives in the testkit (one client for every suite and the bench).
+use wave_mcp_testkit::lsp as lsp_client;

@@ -11,13 +11,15 @@ use wave_mcp_manager::{
     ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
 };
 pub use wave_mcp_testkit::{
-    HttpServer, Rng, SandboxDirs, alive, assert_all_dead, eventually, faults_seed, read_lsp_frame,
+    HttpServer, Rng, SandboxDirs, alive, assert_all_dead, binary, eventually, faults_seed,
     read_pids, wait_for_pids,
 };
 
-/// Our rmcp test server, built with this package.
+/// Our rmcp test server (the `wave-mcp-test-server` crate under `tests/test-server`). Another
+/// package's binary has no `CARGO_BIN_EXE_*`, so it comes from the target directory
+/// ([`wave_mcp_testkit::binary`]); workspace test runs build it (the crate's own test needs it).
 pub fn test_server() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_wave-mcp-test-server"))
+    binary("wave-mcp-test-server")
 }
 
 /// The `wave-mcp` command-line tool.

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration test binaries of every crate: locating our binaries,
-//! checking processes through `/proc`, bounded polling (never a wall-clock assertion), and our
-//! test MCP server over HTTP with its `/control/*` API.
+//! checking processes through `/proc`, bounded polling (never a wall-clock assertion), our
+//! test MCP server over HTTP with its `/control/*` API, the scripted fake model ([`FakeModel`])
+//! and the LSP client for the sidecar ([`lsp::Sidecar`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod lsp;
 mod model;
 pub use model::{FakeModel, Step, after, call, exec, say};
 

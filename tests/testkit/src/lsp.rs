@@ -1,20 +1,22 @@
-//! A small LSP client for the sidecar tests: spawns the real `wave-mcp lsp`, frames messages
-//! with `Content-Length`, matches responses to request ids, and records every message from the
-//! sidecar in arrival order (so tests can compare the versions of replies and notifications).
+//! The one LSP test client, used by the sidecar suites (`server/tests`) and the bench: spawns
+//! the real `wave-mcp lsp`, frames messages with `Content-Length`, matches responses to request
+//! ids, and records every message from the sidecar in arrival order with its arrival time and
+//! size (so tests can compare the versions of replies and notifications, and the bench can time
+//! them).
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{Notify, oneshot};
 
-use super::support::{Sandbox, read_lsp_frame, wave_mcp};
+use crate::{SandboxDirs, binary, read_lsp_frame};
 
 /// Longest wait for a reply or a notification (a bound, not a speed assertion).
 pub const LIMIT: Duration = Duration::from_secs(60);
@@ -34,11 +36,19 @@ impl RpcError {
     }
 }
 
+/// One message from the sidecar: when it arrived, its body's size in bytes, and the message.
+#[derive(Debug, Clone)]
+pub struct Arrival {
+    pub at: Instant,
+    pub size: usize,
+    pub message: Value,
+}
+
 #[derive(Default)]
 struct Shared {
-    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Arrival>>>,
     /// Every message from the sidecar, in arrival order.
-    log: Mutex<Vec<Value>>,
+    log: Mutex<Vec<Arrival>>,
     arrived: Notify,
 }
 
@@ -51,12 +61,13 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
-    /// Spawns `wave-mcp lsp` in `cwd`; `configure` may add env vars or change the user.
+    /// Spawns `wave-mcp lsp` (of this test's target directory) in `cwd`; `configure` may add
+    /// env vars or change the user.
     pub fn spawn(cwd: &Path, configure: impl FnOnce(&mut Command)) -> Sidecar {
-        Sidecar::spawn_program(&wave_mcp(), cwd, configure)
+        Sidecar::spawn_program(&binary("wave-mcp"), cwd, configure)
     }
 
-    /// [`Sidecar::spawn`] with another copy of the binary.
+    /// [`Sidecar::spawn`] with another copy of the binary (the bench's release build).
     pub fn spawn_program(
         program: &Path,
         cwd: &Path,
@@ -91,7 +102,7 @@ impl Sidecar {
 
     /// Spawns and initializes a sidecar for the sandbox (its home and workdir), with
     /// `constructor` as `initializationOptions.mcpServers`.
-    pub async fn start(sandbox: &Sandbox, constructor: Value) -> Sidecar {
+    pub async fn start(sandbox: &SandboxDirs, constructor: Value) -> Sidecar {
         let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
         let mut options = json!({
             "home": sandbox.home,
@@ -133,18 +144,7 @@ impl Sidecar {
 
     /// Sends a request and waits for its reply (panics after [`LIMIT`]).
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let (tx, rx) = oneshot::channel();
-        self.shared.pending.lock().unwrap().insert(id, tx);
-        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
-        if !params.is_null() {
-            message["params"] = params;
-        }
-        self.write(&message).await;
-        let reply = tokio::time::timeout(LIMIT, rx)
-            .await
-            .unwrap_or_else(|_| panic!("no reply to {method} within {LIMIT:?}"))
-            .expect("the sidecar closed stdout before replying");
+        let reply = self.call(method, params).await.message;
         match reply.get("error") {
             Some(error) => Err(RpcError {
                 code: error["code"].as_i64().unwrap_or_default(),
@@ -153,6 +153,22 @@ impl Sidecar {
             }),
             None => Ok(reply.get("result").cloned().unwrap_or(Value::Null)),
         }
+    }
+
+    /// Sends a request and returns its whole reply as it arrived (panics after [`LIMIT`]).
+    pub async fn call(&self, method: &str, params: Value) -> Arrival {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.shared.pending.lock().unwrap().insert(id, tx);
+        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        self.write(&message).await;
+        tokio::time::timeout(LIMIT, rx)
+            .await
+            .unwrap_or_else(|_| panic!("no reply to {method} within {LIMIT:?}"))
+            .expect("the sidecar closed stdout before replying")
     }
 
     /// A request that must succeed.
@@ -178,6 +194,12 @@ impl Sidecar {
 
     /// Every message received so far, in arrival order.
     pub fn messages(&self) -> Vec<Value> {
+        let log = self.shared.log.lock().unwrap();
+        log.iter().map(|arrival| arrival.message.clone()).collect()
+    }
+
+    /// Every message received so far with its arrival time and size, in arrival order.
+    pub fn arrivals(&self) -> Vec<Arrival> {
         self.shared.log.lock().unwrap().clone()
     }
 
@@ -210,6 +232,7 @@ impl Sidecar {
                 let log = self.shared.log.lock().unwrap();
                 log[since.min(log.len())..]
                     .iter()
+                    .map(|arrival| &arrival.message)
                     .find(|m| m["method"] == method && check(&m["params"]))
                     .map(|m| m["params"].clone())
             };
@@ -272,13 +295,14 @@ impl Sidecar {
 
 async fn read_messages(stdout: ChildStdout, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stdout);
-    while let Some(message) = read_message(&mut reader).await {
+    while let Some(arrival) = read_message(&mut reader).await {
+        let message = &arrival.message;
         let id = message.get("id").and_then(Value::as_i64);
         let is_reply = message.get("method").is_none();
-        shared.log.lock().unwrap().push(message.clone());
+        shared.log.lock().unwrap().push(arrival.clone());
         let waiting = id.filter(|_| is_reply);
         if let Some(tx) = waiting.and_then(|id| shared.pending.lock().unwrap().remove(&id)) {
-            let _ = tx.send(message);
+            let _ = tx.send(arrival);
         }
         shared.arrived.notify_waiters();
     }
@@ -286,9 +310,16 @@ async fn read_messages(stdout: ChildStdout, shared: Arc<Shared>) {
     shared.arrived.notify_waiters();
 }
 
-async fn read_message(reader: &mut BufReader<ChildStdout>) -> Option<Value> {
+/// The next message; `None` at the end of stdout or at a frame that is not JSON.
+async fn read_message(reader: &mut BufReader<ChildStdout>) -> Option<Arrival> {
     let body = read_lsp_frame(reader).await?;
-    serde_json::from_slice(&body).ok()
+    let at = Instant::now();
+    let message = serde_json::from_slice(&body).ok()?;
+    Some(Arrival {
+        at,
+        size: body.len(),
+        message,
+    })
 }
 
 /// The server named `name` in a snapshot (panics when absent).
