@@ -1,0 +1,7 @@
+//! One module per promise; `support` holds the shared helpers.
+
+mod cache;
+mod generations;
+mod lazy;
+mod support;
+mod teardown;

@@ -1,0 +1,94 @@
+//! Shared helpers: a sandbox per test (testkit's [`SandboxDirs`]), stdio entries for our test
+//! server, and a manager over them.
+//!
+//! The test server is another package's binary (`tests/test-server`), and Cargo sets
+//! `CARGO_BIN_EXE_*` only for binaries of the package under test, so it is found in the target
+//! directory through [`wave_mcp_testkit::binary`] (workspace test runs build it).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use wave_mcp_manager::{
+    ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
+};
+pub use wave_mcp_testkit::{
+    SandboxDirs, alive, assert_all_dead, binary, eventually, read_pids, wait_for_pids,
+};
+
+pub fn sandbox() -> SandboxDirs {
+    SandboxDirs::new("wave-mcp-manager-test-")
+}
+
+/// A stdio entry for our test server with `args` that writes its own pid and its descendants'
+/// pids to the sandbox's `<name>.pids` and logs `start <pid>` (and more) to `events.log`. Its
+/// arguments carry the sandbox path, so its processes are found by that marker.
+pub fn server(sandbox: &SandboxDirs, name: &str, args: &[&str]) -> Value {
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    for (flag, path) in [
+        ("--pid-file", sandbox.pid_file(name)),
+        ("--event-log", sandbox.path("events.log")),
+    ] {
+        all.extend([flag.to_string(), path.display().to_string()]);
+    }
+    json!({ "command": binary("wave-mcp-test-server"), "args": all })
+}
+
+/// How many servers have started (`start` lines in the event log).
+pub fn starts(sandbox: &SandboxDirs) -> usize {
+    std::fs::read_to_string(sandbox.path("events.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.split_whitespace().next() == Some("start"))
+        .count()
+}
+
+/// `servers` as the project's `.mcp.json`.
+pub fn write_project(sandbox: &SandboxDirs, servers: Value) {
+    let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
+    std::fs::write(sandbox.workdir.join(".mcp.json"), text).unwrap();
+}
+
+/// A manager for the sandbox's home and workdir (bounded timeouts, a short SIGTERM grace).
+pub fn manager(sandbox: &SandboxDirs) -> McpManager {
+    McpManager::new(ManagerOptions {
+        workdir: sandbox.workdir.clone(),
+        home: Some(sandbox.home.clone()),
+        servers: Map::new(),
+        timeouts: Timeouts {
+            connect: Duration::from_secs(20),
+            tool_call: Duration::from_secs(20),
+            shutdown_grace: Duration::from_millis(300),
+        },
+        reconnect: ReconnectPolicy {
+            initial_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(400),
+            attempts: 3,
+        },
+    })
+}
+
+pub fn row(manager: &McpManager, name: &str) -> ServerSnapshot {
+    manager
+        .snapshot()
+        .servers
+        .iter()
+        .find(|s| s.name == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("server {name} not listed"))
+}
+
+pub fn status(manager: &McpManager, name: &str) -> Status {
+    row(manager, name).status
+}
+
+pub fn tool_names(server: &ServerSnapshot) -> Vec<String> {
+    let mut names: Vec<String> = server.tools.iter().map(|t| t.name.clone()).collect();
+    names.sort();
+    names
+}
+
+/// `~/.wave/mcp-tools-cache.json` of the sandbox.
+pub fn cache_file(sandbox: &SandboxDirs) -> PathBuf {
+    sandbox.home.join(".wave").join("mcp-tools-cache.json")
+}
