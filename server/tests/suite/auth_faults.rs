@@ -9,7 +9,7 @@
 //! Runs in the peers group (`scripts/test-all.sh`): it needs the SDK in `$WAVE_PEERS_DIR/venv`.
 //! A missing venv fails every test when `CI` is set and skips it otherwise.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -83,20 +83,7 @@ impl OAuthPeer {
     }
 
     fn request(&self, method: &str, path: &str) -> (u16, String) {
-        let host = self.issuer.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(host).expect("connect to oauth_server.py");
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default();
-        (status, body)
+        wave_mcp_testkit::http_request(&self.issuer, method, path)
     }
 
     fn stats(&self) -> Value {

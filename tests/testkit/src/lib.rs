@@ -242,6 +242,30 @@ pub fn faults_seed() -> u64 {
         .unwrap_or(0x5EED_2026_0008)
 }
 
+/// One plain HTTP/1.1 request without a body to `base` (`http://HOST:PORT`); returns the status
+/// code and the body. For control endpoints of our test servers, nothing an HTTP client library
+/// would add (redirects, pooling) gets in the way.
+pub fn http_request(base: &str, method: &str, path: &str) -> (u16, String) {
+    let host = base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect to {host}: {e}"));
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("receive");
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not an http response: {response:?}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
 pub struct HttpServer {
     child: Child,
     /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.
@@ -288,24 +312,7 @@ impl HttpServer {
 
     /// One plain HTTP/1.1 request to this server; returns the status code and the body.
     pub fn request(&self, method: &str, path: &str) -> (u16, String) {
-        let host = self.base.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(host).expect("connect to the test server");
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        stream.write_all(request.as_bytes()).expect("send");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).expect("receive");
-        let status = response
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("not an http response: {response:?}"));
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, body)| body.to_string())
-            .unwrap_or_default();
-        (status, body)
+        http_request(&self.base, method, path)
     }
 
     /// `POST /control/<what>` (`drop`, `refuse?count=N`); panics unless it answers 200.
