@@ -101,3 +101,96 @@ impl DialError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reasons users see (snapshots, the CLI, tests of every layer) are the ones the dial
+    /// reported as strings before the enum, byte for byte.
+    #[test]
+    fn dial_error_messages_and_statuses_are_unchanged() {
+        let unauthorized = || Box::new(DialError::Unauthorized);
+        let cases = [
+            (
+                DialError::Spawn {
+                    command: "/no/such/server".into(),
+                    cause: "No such file or directory (os error 2)".into(),
+                },
+                "failed to start `/no/such/server`: No such file or directory (os error 2)",
+                false,
+            ),
+            (
+                DialError::TimedOut { millis: 1500 },
+                "timed out after 1500 ms waiting for the server to initialize",
+                false,
+            ),
+            (
+                DialError::Initialize("connection closed".into()),
+                "initialize failed: connection closed",
+                false,
+            ),
+            (
+                DialError::ListTools("bad reply".into()),
+                "tools/list failed: bad reply",
+                false,
+            ),
+            (
+                DialError::Unauthorized,
+                "the server answered 401 Unauthorized",
+                true,
+            ),
+            (
+                DialError::SignInExpired("refresh refused".into()),
+                "the stored sign-in is no longer valid (refresh refused)",
+                true,
+            ),
+            (
+                DialError::SseStatus(http::StatusCode::UNAUTHORIZED),
+                "sse endpoint returned 401 Unauthorized",
+                true,
+            ),
+            (
+                DialError::SseStatus(http::StatusCode::NOT_FOUND),
+                "sse endpoint returned 404 Not Found",
+                false,
+            ),
+            (
+                DialError::OwnHeaderRejected(unauthorized()),
+                "the server answered 401 Unauthorized: the server rejected the entry's own \
+                 `Authorization` header",
+                false,
+            ),
+            (
+                DialError::WithStderr {
+                    cause: Box::new(DialError::Initialize("connection closed".into())),
+                    stderr: "boom\nbye".into(),
+                },
+                "initialize failed: connection closed; stderr: boom\nbye",
+                false,
+            ),
+            (
+                DialError::HeaderName("bad name".into()),
+                "headers.bad name: not a valid HTTP header name",
+                false,
+            ),
+            (
+                DialError::HeaderValue("X-Key".into()),
+                "headers.X-Key: not a valid HTTP header value",
+                false,
+            ),
+            (
+                DialError::ReconnectFailed {
+                    attempts: 3,
+                    last: "sse endpoint unreachable: connection refused".into(),
+                },
+                "reconnect failed after 3 attempts: sse endpoint unreachable: connection refused",
+                false,
+            ),
+        ];
+        for (error, message, needs_auth) in cases {
+            assert_eq!(error.to_string(), message);
+            assert_eq!(error.needs_auth(), needs_auth, "{message}");
+        }
+    }
+}

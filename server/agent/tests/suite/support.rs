@@ -2,9 +2,9 @@
 //! our MCP test server, process checks through `/proc`, and bounded polling (never a wall-clock
 //! assertion).
 //!
-//! Binaries: the MCP test server (`wave-mcp-test-server`) and the `wave-mcp` command live in the
-//! `wave-mcp` package, so Cargo gives this crate no `CARGO_BIN_EXE_*` for them; the shared
-//! testkit finds them in this test's target directory. Process checks, polling, the HTTP test
+//! Binaries: the MCP test server (`wave-mcp-test-server`, package `tests/test-server`) and the
+//! `wave-mcp` command live in other packages, so Cargo gives this crate no `CARGO_BIN_EXE_*`
+//! for them; the shared testkit finds them in this test's target directory. Process checks, polling, the HTTP test
 //! server and the scripted fake model come from the testkit too.
 
 use std::path::{Path, PathBuf};
