@@ -15,6 +15,7 @@ mod process;
 pub mod registry;
 mod render;
 mod sse;
+pub mod switches;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
@@ -26,3 +27,4 @@ pub use manager::{
 };
 pub use render::result_text;
 pub use rmcp::model::{CallToolResult, ContentBlock};
+pub use switches::ToolSwitches;
