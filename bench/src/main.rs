@@ -12,6 +12,7 @@ mod registry_cost;
 mod roundtrip;
 mod sidecar;
 mod signin;
+mod tool_search;
 mod turn;
 mod util;
 
@@ -46,16 +47,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-6"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-7"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5, 6],
+            None => vec![1, 2, 3, 4, 5, 6, 7],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -346,7 +347,93 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             verdict: verdict(r.auth_server_requests == 0),
         });
     }
+    if wanted(7) {
+        tool_search_rows(&mut table, quick).await?;
+    }
     Ok(table)
+}
+
+/// Row 7: tool search (BUD-3, BUD-4).
+async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
+    eprintln!(
+        "row 7a: declared bytes, {} servers × {} tools, search off vs on",
+        tool_search::SERVERS,
+        tool_search::TOOLS_PER_SERVER
+    );
+    match tool_search::declared_bytes().await {
+        Ok(r) => {
+            let ratio = r.on as f64 / r.off as f64;
+            table.push(Row {
+                id: "7a",
+                figure: format!(
+                    "tool definitions per request, {} servers × {} tools ({} tools)",
+                    tool_search::SERVERS,
+                    tool_search::TOOLS_PER_SERVER,
+                    r.tools
+                ),
+                ours: format!("search on: {}", fmt_count(r.on as u64)),
+                baseline: format!("search off: {} bytes", fmt_count(r.off as u64)),
+                ratio: fmt_ratio(ratio),
+                target: "≤ 0.10×",
+                verdict: verdict(ratio <= 0.10),
+            });
+            table.push(Row {
+                id: "",
+                figure: "  of which search_mcp_tools / the deferred-names message".into(),
+                ours: format!(
+                    "{} / {}",
+                    fmt_count(r.on_tools as u64),
+                    fmt_count(r.announcement as u64)
+                ),
+                baseline: String::new(),
+                ratio: String::new(),
+                target: "",
+                verdict: "",
+            });
+        }
+        Err(e) => table.push(Row {
+            id: "7a",
+            figure: "tool definitions per request, search on vs off".into(),
+            ours: format!("skipped: {e}"),
+            baseline: String::new(),
+            ratio: String::new(),
+            target: "≤ 0.10×",
+            verdict: "",
+        }),
+    }
+    eprintln!("row 7b: search hit rate over a real catalog");
+    let hits = tool_search::hit_rate()?;
+    for miss in &hits.misses {
+        eprintln!("  miss: {miss}");
+    }
+    let rate = hits.hits as f64 / hits.queries as f64;
+    table.push(Row {
+        id: "7b",
+        figure: format!(
+            "search: wanted tool in the top 5, {} queries over {} real tools",
+            hits.queries, hits.catalog
+        ),
+        ours: format!("{}/{} = {:.0} %", hits.hits, hits.queries, rate * 100.0),
+        baseline: String::new(),
+        ratio: String::new(),
+        target: "≥ 90 %",
+        verdict: verdict(rate >= 0.90),
+    });
+    eprintln!("row 7c: ranking 1,000 tools vs one local tool round trip");
+    let r = tool_search::rank_cost(if quick { 100 } else { 1000 }).await?;
+    table.push(Row {
+        id: "7c",
+        figure: format!(
+            "search: index + rank {} tools for one query (median)",
+            r.tools
+        ),
+        ours: fmt_time(r.rank),
+        baseline: format!("1 stdio tool call: {}", fmt_time(r.round_trip)),
+        ratio: fmt_ratio(r.rank / r.round_trip),
+        target: "(context)",
+        verdict: "",
+    });
+    Ok(())
 }
 
 fn render(table: &[Row]) -> String {

@@ -29,6 +29,7 @@ macro_rules! for_each_type {
             SessionParams,
             ServerParams,
             DeleteParams,
+            SetToolEnabledParams,
             OpenUrlParams,
             OpenUrlResult,
             ServersSnapshot,

@@ -60,6 +60,9 @@ pub struct McpToolView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub description: Option<String>,
+    /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1); a switched-off tool
+    /// is listed but never offered to the model.
+    pub enabled: bool,
 }
 
 /// One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -183,6 +186,25 @@ pub struct DeleteParams {
     /// Which file to remove the entry from: `user` (`~/.wave/mcp.json`) or `project`
     /// (`<workdir>/.mcp.json`). `plugin` and `constructor` are refused (read-only).
     pub source: McpSource,
+    /// Default: `"default"`, the workspace's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// Params of `wave/mcp/setToolEnabled` (BUD-2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SetToolEnabledParams {
+    /// The server's name as listed.
+    pub name: String,
+    /// Which file holds the entry: `user` or `project`; `plugin` and `constructor` are refused
+    /// (read-only).
+    pub source: McpSource,
+    /// The server's own name of the tool.
+    pub tool: String,
+    pub enabled: bool,
     /// Default: `"default"`, the workspace's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
@@ -562,6 +584,10 @@ messages! {
     /// Removes one entry from the user or project config file, keeping every other byte
     /// (DEL-2); refuses plugin and constructor servers (DEL-4).
     Request McpDelete = "wave/mcp/delete", ClientToServer, Webview, DeleteParams -> ServersSnapshot;
+    /// Switches one tool of a user or project entry on or off: edits the entry's
+    /// `disabledTools` (or `enabledTools`, when the entry uses it) keeping every other byte, with
+    /// the errors of delete; the server keeps its connection (BUD-2).
+    Request McpSetToolEnabled = "wave/mcp/setToolEnabled", ClientToServer, Webview, SetToolEnabledParams -> ServersSnapshot;
     /// Signs in to a remote server (OAuth 2.1 authorization code + PKCE, AUTH-2) and connects
     /// it; answers when it is connected, or with a `signInFailed` error. A newer login for the
     /// same server cancels it (`signInCancelled`); so does `$/cancelRequest` (-32800).

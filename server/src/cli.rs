@@ -209,7 +209,8 @@ fn print_server(server: &ServerSnapshot) {
     };
     println!("  tools:   {}{origin}", server.tools.len());
     for tool in &server.tools {
-        println!("    {}", tool.full_name);
+        let off = if tool.enabled { "" } else { "  (switched off)" };
+        println!("    {}{off}", tool.full_name);
     }
 }
 
@@ -246,28 +247,37 @@ fn server_snapshot(manager: &McpManager, server: &str) -> Result<ServerSnapshot>
 }
 
 fn server_tools(manager: &McpManager, server: &str) -> Vec<McpTool> {
-    manager
-        .tools()
+    server_tools_switched(manager, server)
         .into_iter()
-        .filter(|t| t.server == server)
+        .map(|(tool, _)| tool)
+        .collect()
+}
+
+/// Every live tool of `server`, switched off ones included, with whether it is on (BUD-1).
+fn server_tools_switched(manager: &McpManager, server: &str) -> Vec<(McpTool, bool)> {
+    manager
+        .all_tools()
+        .into_iter()
+        .filter(|(t, _)| t.server == server)
         .collect()
 }
 
 async fn tools(server: &str, common: Common) -> Result<()> {
     let manager = connected(server, &common).await?;
     let snapshot = server_snapshot(&manager, server);
-    let tools = server_tools(&manager, server);
+    let tools = server_tools_switched(&manager, server);
     manager.cleanup().await;
     let snapshot = snapshot?;
     if common.json {
         let tools: Vec<Value> = tools
             .iter()
-            .map(|t| {
+            .map(|(t, enabled)| {
                 json!({
                     "name": t.name,
                     "fullName": t.full_name,
                     "description": t.description,
                     "inputSchema": *t.input_schema,
+                    "enabled": enabled,
                 })
             })
             .collect();
@@ -284,8 +294,9 @@ async fn tools(server: &str, common: Common) -> Result<()> {
         None => println!("{server} gives no instructions\n"),
     }
     println!("{} tools:", tools.len());
-    for tool in &tools {
-        println!("\n{}", tool.full_name);
+    for (tool, enabled) in &tools {
+        let off = if *enabled { "" } else { "  (switched off)" };
+        println!("\n{}{off}", tool.full_name);
         if let Some(description) = &tool.description {
             println!("  {description}");
         }

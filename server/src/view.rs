@@ -33,6 +33,7 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
                 name: t.name.clone(),
                 full_name: t.full_name.clone(),
                 description: t.description.clone(),
+                enabled: t.enabled,
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,

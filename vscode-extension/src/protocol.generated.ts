@@ -28,7 +28,12 @@ name: string,
 /**
  * `mcp__<server>__<tool>`, the name the model sees.
  */
-fullName: string, description?: string, };
+fullName: string, description?: string, 
+/**
+ * Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1); a switched-off tool
+ * is listed but never offered to the model.
+ */
+enabled: boolean, };
 
 /**
  * One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -131,6 +136,28 @@ export type DeleteParams = { name: string,
  * (`<workdir>/.mcp.json`). `plugin` and `constructor` are refused (read-only).
  */
 source: McpSource, 
+/**
+ * Default: `"default"`, the workspace's agent.
+ */
+sessionId?: string, };
+
+/**
+ * Params of `wave/mcp/setToolEnabled` (BUD-2).
+ */
+export type SetToolEnabledParams = { 
+/**
+ * The server's name as listed.
+ */
+name: string, 
+/**
+ * Which file holds the entry: `user` or `project`; `plugin` and `constructor` are refused
+ * (read-only).
+ */
+source: McpSource, 
+/**
+ * The server's own name of the tool.
+ */
+tool: string, enabled: boolean, 
 /**
  * Default: `"default"`, the workspace's agent.
  */
@@ -412,6 +439,7 @@ export const Methods = {
   mcpConnect: "wave/mcp/connect",
   mcpDisconnect: "wave/mcp/disconnect",
   mcpDelete: "wave/mcp/delete",
+  mcpSetToolEnabled: "wave/mcp/setToolEnabled",
   mcpLogin: "wave/mcp/login",
   mcpLogout: "wave/mcp/logout",
   mcpOpenUrl: "wave/mcp/openUrl",
@@ -431,6 +459,7 @@ export interface Requests {
   "wave/mcp/connect": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/disconnect": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/delete": { params: DeleteParams; result: ServersSnapshot };
+  "wave/mcp/setToolEnabled": { params: SetToolEnabledParams; result: ServersSnapshot };
   "wave/mcp/login": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/logout": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/openUrl": { params: OpenUrlParams; result: OpenUrlResult };
@@ -452,7 +481,7 @@ export interface Notifications {
 export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */

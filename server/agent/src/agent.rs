@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
-    CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager, ServerSnapshot,
-    Status, names, result_text,
+    CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager, McpTool,
+    ServerSnapshot, Status, names, result_text,
 };
 
 use crate::announce;
@@ -24,7 +24,11 @@ use crate::options::{
 };
 use crate::permissions::{PermissionRules, PermissionSource, RECHECK_AFTER};
 use crate::pool::{EXEC_TOOL, Pool};
+use crate::tool_search::{self, SEARCH_TOOL, SearchPlan, SearchSettings, SearchState};
 use crate::transcript::Transcript;
+
+/// How long a model request waits for tool-list refreshes a server announced (BUD-6).
+const TOOL_LIST_WAIT: Duration = Duration::from_secs(5);
 
 /// What one tool call gave back, as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +84,8 @@ pub struct TurnReport {
 struct TurnContext {
     rules: Arc<PermissionRules>,
     system_prompt: String,
+    /// `toolSearch` / `contextWindow` as read at the start of the turn (BUD-3).
+    search: SearchSettings,
 }
 
 /// One conversation session.
@@ -96,6 +102,9 @@ pub struct Agent {
     history: Vec<Message>,
     transcript: Transcript,
     destroyed: bool,
+    home: PathBuf,
+    /// Tool search: whether `auto` switched it on, the tools found so far (BUD-3, BUD-4).
+    search: SearchState,
 }
 
 impl Agent {
@@ -142,6 +151,8 @@ impl Agent {
             history,
             transcript,
             destroyed: false,
+            home,
+            search: SearchState::default(),
         })
     }
 
@@ -305,6 +316,7 @@ impl Agent {
         TurnContext {
             rules: self.permissions.current(),
             system_prompt: self.system_prompt(),
+            search: tool_search::read_settings(&self.workdir, &self.home),
         }
     }
 
@@ -335,18 +347,30 @@ impl Agent {
             ..TurnReport::default()
         };
         for round in 1..=self.max_rounds {
+            // BUD-6: a tool list a server just announced as changed is declared from this
+            // request on; the declarations of one request never change while it runs.
+            if let Some(settled) = self.manager.tool_lists_settled() {
+                let _ = tokio::time::timeout(TOOL_LIST_WAIT, settled).await;
+            }
             let live = self.manager.tools();
             let snapshot = self.manager.snapshot();
             for note in announce::plan(&self.history, &snapshot.servers, &live, &context.rules) {
                 self.push(Message::meta(note.clone()));
                 report.meta_messages.push(note);
             }
-            let pool = Pool::new(live, &context.rules, self.tool_pool);
-            let body = self.model.body(
-                &context.system_prompt,
-                &self.history,
-                pool.declarations(self.exec_time_limit),
-            );
+            let plan = self.search_plan(&context, live);
+            if let Some(note) = plan.announcement.clone() {
+                self.push(Message::meta(note.clone()));
+                report.meta_messages.push(note);
+            }
+            let pool = Pool::new(plan.declared.clone(), &context.rules, self.tool_pool);
+            let mut declarations = pool.declarations(self.exec_time_limit);
+            if plan.active() {
+                declarations.push(tool_search::declaration(plan.searchable.len()));
+            }
+            let body = self
+                .model
+                .body(&context.system_prompt, &self.history, declarations);
             let reply = self.model.complete(&body).await?;
             report.rounds = round;
             self.push(Message::assistant(
@@ -360,7 +384,7 @@ impl Agent {
             for call in reply.tool_calls {
                 let outcome = match model::arguments_object(&call.arguments) {
                     Ok(arguments) => {
-                        self.funnel(&context.rules, &pool, &call.name, arguments)
+                        self.dispatch(&context.rules, &pool, &plan, &call.name, arguments)
                             .await
                     }
                     Err(e) => ToolOutcome::error(format!("cannot call \"{}\": {e}", call.name)),
@@ -370,6 +394,41 @@ impl Agent {
             }
         }
         Err(AgentError::RoundLimit(self.max_rounds))
+    }
+
+    /// How this request declares the MCP tools: in full, or behind `search_mcp_tools` (BUD-3).
+    /// Exec pools are compact already and see every enabled tool.
+    fn search_plan(&self, context: &TurnContext, live: Vec<McpTool>) -> SearchPlan {
+        let mut settings = context.search;
+        if self.tool_pool == ToolPoolMode::Exec {
+            settings.mode = tool_search::ToolSearchMode::Off;
+        }
+        let always = self.manager.always_loaded();
+        self.search
+            .plan(settings, live, &always, &context.rules, &self.history)
+    }
+
+    /// A call of the model: `search_mcp_tools`, a refused call of a deferred tool, or the funnel.
+    async fn dispatch(
+        &self,
+        rules: &PermissionRules,
+        pool: &Pool,
+        plan: &SearchPlan,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> ToolOutcome {
+        if name == SEARCH_TOOL && plan.active() {
+            return match self.search.search(plan, &arguments) {
+                Ok(text) => ToolOutcome::text(text),
+                Err(e) => ToolOutcome::error(format!("error: {e}")),
+            };
+        }
+        if plan.is_deferred(name, &self.search) {
+            return ToolOutcome::error(format!(
+                "error: the tool \"{name}\" is not declared yet: call {SEARCH_TOOL} with the query \"{name}\" first, then call it in your next request"
+            ));
+        }
+        self.funnel(rules, pool, name, arguments).await
     }
 
     /// The one execution funnel for every tool call of the model.
@@ -418,8 +477,14 @@ impl Agent {
             .servers
             .iter()
             .filter(|s| name.starts_with(&format!("mcp__{}__", names::sanitize(&s.name))))
-            .max_by_key(|s| s.name.len())
-            .filter(|s| s.status != Status::Connected);
+            .max_by_key(|s| s.name.len());
+        if let Some(server) = owner.filter(|s| s.status == Status::Connected) {
+            // BUD-6: the server's tool list changed since the tool was declared.
+            return format!(
+                "error: the tool \"{name}\" is no longer offered by MCP server \"{}\" (its tool list changed); do not call it again",
+                server.name
+            );
+        }
         match owner {
             Some(server) => format!(
                 "error: the tool \"{name}\" is not available: MCP server \"{}\" is {}",

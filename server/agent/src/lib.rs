@@ -23,6 +23,8 @@ mod model;
 mod options;
 pub mod permissions;
 mod pool;
+pub mod tool_rank;
+pub mod tool_search;
 mod transcript;
 
 pub use agent::{Agent, ToolCallReport, ToolOutcome, TurnReport};

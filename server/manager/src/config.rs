@@ -56,6 +56,10 @@ pub struct ServerConfig {
     pub tool_timeout: Option<Duration>,
     /// `oauth`: how to sign in to a remote server (AUTH-2); all optional.
     pub oauth: Option<OAuthConfig>,
+    /// `enabledTools` / `disabledTools` (BUD-1).
+    pub tool_switches: crate::switches::ToolSwitches,
+    /// `alwaysLoad`: never deferred behind tool search (BUD-5).
+    pub always_load: bool,
 }
 
 /// The `oauth` object of a remote entry, as written (`${VAR}` not expanded).
@@ -295,6 +299,8 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         connect_timeout: opt_millis(obj, "connectTimeoutMs", at)?,
         tool_timeout: opt_millis(obj, "toolTimeoutMs", at)?,
         oauth: opt_oauth(obj, at)?,
+        tool_switches: crate::switches::parse_switches(obj, at)?,
+        always_load: crate::switches::parse_always_load(obj, at)?,
     };
     if config.command.is_none() && config.url.is_none() {
         return Err(format!(

@@ -9,6 +9,10 @@ pub enum Error {
     Destroyed,
     #[error("no MCP tool named \"{0}\"")]
     UnknownTool(String),
+    #[error(
+        "tool \"{tool}\" of MCP server \"{server}\" is switched off (`enabledTools` / `disabledTools` of its entry)"
+    )]
+    ToolDisabled { server: String, tool: String },
     #[error("MCP server \"{server}\" is reconnecting; try \"{tool}\" again shortly")]
     Reconnecting { server: String, tool: String },
     #[error("MCP server \"{server}\" failed to connect: {reason}")]

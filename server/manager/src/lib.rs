@@ -16,6 +16,7 @@ mod process;
 pub mod registry;
 mod render;
 mod sse;
+pub mod switches;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
@@ -27,3 +28,4 @@ pub use manager::{
 };
 pub use render::result_text;
 pub use rmcp::model::{CallToolResult, ContentBlock};
+pub use switches::ToolSwitches;

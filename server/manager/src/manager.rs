@@ -28,6 +28,7 @@ use crate::config::{self, ConfigProblem, ServerEntry, Source};
 use crate::connection::{self, Connection, DialError, Dialed};
 use crate::login::{self, UrlOpener};
 use crate::names;
+use crate::switches::{self, ToolSwitches};
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -131,6 +132,8 @@ pub struct ToolSummary {
     pub name: String,
     pub full_name: String,
     pub description: Option<String>,
+    /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1).
+    pub enabled: bool,
 }
 
 /// A callable tool of a live connection.
@@ -243,6 +246,8 @@ struct SharedState {
     events: broadcast::Sender<Arc<Snapshot>>,
     tasks: TaskTracker,
     root: CancellationToken,
+    /// Tool-list refreshes announced by `tools/list_changed` and not finished yet (BUD-6).
+    refreshing: watch::Sender<usize>,
 }
 
 struct State {
@@ -338,6 +343,7 @@ impl McpManager {
                 events,
                 tasks: TaskTracker::new(),
                 root: CancellationToken::new(),
+                refreshing: watch::Sender::new(0),
             }),
         }
     }
@@ -555,6 +561,19 @@ impl McpManager {
         }
     }
 
+    /// Resolves when every tool-list refresh announced so far has finished; `None` (nothing to
+    /// await) when none is running. A model request built after it declares the new lists
+    /// (BUD-6).
+    pub fn tool_lists_settled(&self) -> Option<impl std::future::Future<Output = ()> + use<>> {
+        if *self.shared.refreshing.borrow() == 0 {
+            return None;
+        }
+        let mut counter = self.shared.refreshing.subscribe();
+        Some(async move {
+            let _ = counter.wait_for(|running| *running == 0).await;
+        })
+    }
+
     /// Tools of live connections, and of connections being re-established (TOOL-7), in config
     /// order. Never tools from the cache (CACHE-7).
     pub fn tools(&self) -> Vec<McpTool> {
@@ -562,7 +581,40 @@ impl McpManager {
         state
             .slots
             .iter()
-            .flat_map(|slot| slot.current_tools().iter().cloned())
+            .flat_map(|slot| {
+                let switches = slot.switches();
+                slot.current_tools()
+                    .iter()
+                    .filter(move |t| switches.allows(&t.name))
+                    .cloned()
+            })
+            .collect()
+    }
+
+    /// Like [`McpManager::tools`], with the tools switched off by `enabledTools` /
+    /// `disabledTools` too, each with whether it is switched on (BUD-1: the CLI lists them all).
+    pub fn all_tools(&self) -> Vec<(McpTool, bool)> {
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .flat_map(|slot| {
+                let switches = slot.switches();
+                slot.current_tools()
+                    .iter()
+                    .map(move |t| (t.clone(), switches.allows(&t.name)))
+            })
+            .collect()
+    }
+
+    /// The servers whose entry sets `alwaysLoad: true` (BUD-5).
+    pub fn always_loaded(&self) -> HashSet<String> {
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .filter(|slot| slot.entry.config.as_ref().is_ok_and(|c| c.always_load))
+            .map(|slot| slot.entry.name.clone())
             .collect()
     }
 
@@ -663,6 +715,18 @@ impl McpManager {
             return Err(Error::Destroyed);
         }
         for slot in &state.slots {
+            if let Some(tool) = slot
+                .current_tools()
+                .iter()
+                .find(|t| t.full_name == full_name)
+                && !slot.switches().allows(&tool.name)
+            {
+                // BUD-1: a switched-off tool is not callable.
+                return Err(Error::ToolDisabled {
+                    server: slot.entry.name.clone(),
+                    tool: tool.name.clone(),
+                });
+            }
             let timeout = || self.shared.tool_timeout_for(&slot.entry);
             if let Some(live) = &slot.live
                 && let Some(tool) = live.tools.iter().find(|t| t.full_name == full_name)
@@ -760,6 +824,13 @@ impl McpManager {
                 };
                 let mut slot = old.remove(at);
                 if slot.entry == entry {
+                    state.slots.push(slot);
+                    continue;
+                }
+                if switches::same_connection(&slot.entry, &entry) {
+                    // BUD-2: only the tool switches changed; the connection stays.
+                    changed = true;
+                    slot.entry = entry;
                     state.slots.push(slot);
                     continue;
                 }
@@ -873,6 +944,15 @@ impl Slot {
         }
     }
 
+    /// The entry's `enabledTools` / `disabledTools` (every tool for an unreadable entry).
+    fn switches(&self) -> &ToolSwitches {
+        static ALL: ToolSwitches = ToolSwitches::All;
+        match &self.entry.config {
+            Ok(config) => &config.tool_switches,
+            Err(_) => &ALL,
+        }
+    }
+
     fn current_tools(&self) -> &[McpTool] {
         match (&self.live, &self.retained) {
             (Some(live), _) => &live.tools,
@@ -923,6 +1003,7 @@ impl Slot {
                         name: t.name.clone(),
                         full_name: t.full_name.clone(),
                         description: t.description.clone(),
+                        enabled: self.switches().allows(&t.name),
                     })
                     .collect(),
                 Some(connected_at),
@@ -935,6 +1016,7 @@ impl Slot {
                         name: t.name.clone(),
                         full_name: names::full_tool_name(&self.entry.name, &t.name),
                         description: t.description.clone(),
+                        enabled: self.switches().allows(&t.name),
                     })
                     .collect(),
                 Some(entry.last_connected_at),
@@ -1402,6 +1484,17 @@ fn watch_loss(
     }
 }
 
+/// Ends one counted refresh, however its task ends.
+struct RefreshGuard(Arc<SharedState>);
+
+impl Drop for RefreshGuard {
+    fn drop(&mut self) {
+        self.0
+            .refreshing
+            .send_modify(|running| *running = running.saturating_sub(1));
+    }
+}
+
 /// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5). The refresh is a
 /// task of the manager's tracker, so `cleanup` awaits it like every other task.
 fn tools_changed_hook(
@@ -1415,7 +1508,11 @@ fn tools_changed_hook(
         };
         let name = name.clone();
         let tasks = shared.tasks.clone();
+        // Counted from the notification on, so the next model request waits for it (BUD-6).
+        shared.refreshing.send_modify(|running| *running += 1);
+        let refreshing = RefreshGuard(shared.clone());
         tasks.spawn(async move {
+            let _refreshing = refreshing;
             let peer = {
                 let state = shared.lock();
                 let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);

@@ -9,45 +9,58 @@ use std::io::ErrorKind as IoKind;
 use std::path::Path;
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::CstRootNode;
+use jsonc_parser::cst::{CstObjectProp, CstRootNode};
 use wave_mcp_protocol::ErrorKind;
 
 use super::Failure;
 
 /// Removes `mcpServers.<name>` from the file at `path`.
 pub fn remove_server(path: &Path, name: &str) -> Result<(), Failure> {
+    edit_file(path, &format!("delete \"{name}\""), |text| {
+        without_server(text, name)
+    })
+}
+
+/// Reads the file, applies `edit` to its text and writes the result back in place (nothing is
+/// written when the text did not change). `action` completes "cannot ..." in every error.
+pub(super) fn edit_file(
+    path: &Path,
+    action: &str,
+    edit: impl FnOnce(&str) -> Result<String, (ErrorKind, String)>,
+) -> Result<(), Failure> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| {
         let failure = match e.kind() {
             IoKind::NotFound => Failure::new(
                 ErrorKind::FileMissing,
-                format!("cannot delete \"{name}\": {shown} does not exist"),
+                format!("cannot {action}: {shown} does not exist"),
             ),
             IoKind::PermissionDenied => Failure::new(
                 ErrorKind::PermissionDenied,
-                format!("cannot delete \"{name}\": permission denied reading {shown}"),
+                format!("cannot {action}: permission denied reading {shown}"),
             ),
             _ => Failure::new(
                 ErrorKind::Io,
-                format!("cannot delete \"{name}\": cannot read {shown}: {e}"),
+                format!("cannot {action}: cannot read {shown}: {e}"),
             ),
         };
         failure.with_path(path)
     })?;
-    let updated = without_server(&text, name)
-        .map_err(|(kind, reason)| {
-            Failure::new(kind, format!("cannot delete \"{name}\": {shown} {reason}"))
-        })
+    let updated = edit(&text)
+        .map_err(|(kind, reason)| Failure::new(kind, format!("cannot {action}: {shown} {reason}")))
         .map_err(|f| f.with_path(path))?;
+    if updated == text {
+        return Ok(());
+    }
     std::fs::write(path, updated).map_err(|e| {
         let failure = match e.kind() {
             IoKind::PermissionDenied => Failure::new(
                 ErrorKind::PermissionDenied,
-                format!("cannot delete \"{name}\": permission denied writing {shown}"),
+                format!("cannot {action}: permission denied writing {shown}"),
             ),
             _ => Failure::new(
                 ErrorKind::Io,
-                format!("cannot delete \"{name}\": cannot write {shown}: {e}"),
+                format!("cannot {action}: cannot write {shown}: {e}"),
             ),
         };
         failure.with_path(path)
@@ -56,8 +69,22 @@ pub fn remove_server(path: &Path, name: &str) -> Result<(), Failure> {
 
 /// The text without the `mcpServers.<name>` entry. Errors complete "`<file>` ...".
 pub fn without_server(text: &str, name: &str) -> Result<String, (ErrorKind, String)> {
-    let root = CstRootNode::parse(text, &ParseOptions::default())
-        .map_err(|e| (ErrorKind::InvalidFile, format!("is not valid JSON: {e}")))?;
+    let root = parse_root(text)?;
+    server_entry(&root, name)?.remove();
+    Ok(root.to_string())
+}
+
+/// Parses a config file's text for editing.
+pub(super) fn parse_root(text: &str) -> Result<CstRootNode, (ErrorKind, String)> {
+    CstRootNode::parse(text, &ParseOptions::default())
+        .map_err(|e| (ErrorKind::InvalidFile, format!("is not valid JSON: {e}")))
+}
+
+/// The `mcpServers.<name>` property of a parsed file. Errors complete "`<file>` ...".
+pub(super) fn server_entry(
+    root: &CstRootNode,
+    name: &str,
+) -> Result<CstObjectProp, (ErrorKind, String)> {
     let Some(object) = root.object_value() else {
         return Err((
             ErrorKind::InvalidFile,
@@ -73,14 +100,12 @@ pub fn without_server(text: &str, name: &str) -> Result<String, (ErrorKind, Stri
             "has an `mcpServers` that is not an object".into(),
         ));
     };
-    let Some(entry) = servers.get(name) else {
-        return Err((
+    servers.get(name).ok_or_else(|| {
+        (
             ErrorKind::EntryMissing,
             format!("has no server named \"{name}\""),
-        ));
-    };
-    entry.remove();
-    Ok(root.to_string())
+        )
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 mod config_edit;
 mod sessions;
+mod tool_switch_edit;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -29,10 +30,10 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
     METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout, McpServers,
-    REQUEST_FAILED, ServerParams, ServersSnapshot, SessionCreate, SessionCreateParams,
-    SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed, SessionHistory,
-    SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend, SessionSendAccepted,
-    SessionSendParams,
+    McpSetToolEnabled, REQUEST_FAILED, ServerParams, ServersSnapshot, SessionCreate,
+    SessionCreateParams, SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed,
+    SessionHistory, SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend,
+    SessionSendAccepted, SessionSendParams, SetToolEnabledParams,
 };
 
 use sessions::Registry;
@@ -98,6 +99,10 @@ pub async fn run() -> Result<()> {
     .custom_method(McpConnect::METHOD, Backend::dispatch::<McpConnect>)
     .custom_method(McpDisconnect::METHOD, Backend::dispatch::<McpDisconnect>)
     .custom_method(McpDelete::METHOD, Backend::dispatch::<McpDelete>)
+    .custom_method(
+        McpSetToolEnabled::METHOD,
+        Backend::dispatch::<McpSetToolEnabled>,
+    )
     .custom_method(McpLogin::METHOD, Backend::dispatch::<McpLogin>)
     .custom_method(McpLogout::METHOD, Backend::dispatch::<McpLogout>)
     .custom_method(McpConfigPaths::METHOD, Backend::dispatch::<McpConfigPaths>)
@@ -324,6 +329,14 @@ impl Handles<McpDelete> for Backend {
         Ok(registry
             .delete(&session, &params.name, params.source)
             .await?)
+    }
+}
+
+impl Handles<McpSetToolEnabled> for Backend {
+    async fn handle(&self, params: SetToolEnabledParams) -> jsonrpc::Result<ServersSnapshot> {
+        let registry = self.registry()?;
+        let session = registry.get(params.session_id.as_deref())?;
+        Ok(registry.set_tool_enabled(&session, &params).await?)
     }
 }
 

@@ -32,11 +32,11 @@ use wave_mcp_protocol::{
     McpOpenUrl, McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
     SessionCreateParams, SessionCreated, SessionDestroyed, SessionHistoryEntry,
     SessionHistoryResult, SessionMessage, SessionMessageParams, SessionSendAccepted,
-    SessionTurnEnded, SessionTurnEndedParams,
+    SessionTurnEnded, SessionTurnEndedParams, SetToolEnabledParams,
 };
 
 use super::watch::ConfigWatcher;
-use super::{Failure, absolute, config_edit};
+use super::{Failure, absolute, config_edit, tool_switch_edit};
 use crate::view::server_view;
 
 /// How long a reply waits for the forwarder to push the changes before it (it normally takes
@@ -249,6 +249,25 @@ impl Session {
 
     fn project_config_path(&self) -> PathBuf {
         config::project_config_path(self.workdir())
+    }
+
+    /// The file an entry of `source` is edited in; plugin and constructor entries are read-only
+    /// (DEL-4, BUD-2).
+    fn entry_file(&self, name: &str, source: McpSource) -> Result<PathBuf, Failure> {
+        match source {
+            McpSource::User => Ok(self.user_config_path()),
+            McpSource::Project => Ok(self.project_config_path()),
+            McpSource::Plugin | McpSource::Constructor => {
+                let from = match source {
+                    McpSource::Plugin => "a plugin",
+                    _ => "the host's constructor options",
+                };
+                Err(Failure::new(
+                    ErrorKind::ReadOnly,
+                    format!("MCP server \"{name}\" comes from {from} and is read-only"),
+                ))
+            }
+        }
     }
 
     /// Whether a change of `path` may change this session's servers.
@@ -718,22 +737,24 @@ impl Registry {
         name: &str,
         source: McpSource,
     ) -> Result<ServersSnapshot, Failure> {
-        let path = match source {
-            McpSource::User => session.user_config_path(),
-            McpSource::Project => session.project_config_path(),
-            McpSource::Plugin | McpSource::Constructor => {
-                let from = match source {
-                    McpSource::Plugin => "a plugin",
-                    _ => "the host's constructor options",
-                };
-                return Err(Failure::new(
-                    ErrorKind::ReadOnly,
-                    format!("MCP server \"{name}\" comes from {from} and is read-only"),
-                ));
-            }
-        };
+        let path = session.entry_file(name, source)?;
         config_edit::remove_server(&path, name)?;
         tracing::info!(session = %session.id, "deleted MCP server {name} from {}", path.display());
+        self.reconfigure(session).await;
+        Ok(session.servers().await)
+    }
+
+    /// `wave/mcp/setToolEnabled`: edits the entry's `disabledTools` (or `enabledTools`) in its
+    /// file, then reloads; the server keeps its connection (BUD-2).
+    pub async fn set_tool_enabled(
+        &self,
+        session: &Arc<Session>,
+        params: &SetToolEnabledParams,
+    ) -> Result<ServersSnapshot, Failure> {
+        let (name, tool) = (&params.name, &params.tool);
+        let path = session.entry_file(name, params.source)?;
+        tool_switch_edit::set_tool_enabled(&path, name, tool, params.enabled)?;
+        tracing::info!(session = %session.id, enabled = params.enabled, "switched tool {tool} of MCP server {name} in {}", path.display());
         self.reconfigure(session).await;
         Ok(session.servers().await)
     }

@@ -2,6 +2,7 @@
 
 mod auth;
 mod auth_faults;
+mod budget;
 mod cache;
 mod cli;
 mod config;

@@ -548,3 +548,158 @@ async fn uvx_time_server_whole_tree_dies_on_disconnect() {
     assert_eq!(marked_processes(&sandbox), Vec::<u32>::new());
     manager.cleanup().await;
 }
+
+// ---- BUD: tool lists that change at run time, a large catalog (PyPI mcp) ---------------------
+
+fn dynamic_server_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/dynamic_server.py")
+}
+
+/// An agent of the sandbox with `servers` as constructor servers, talking to `model`.
+fn budget_agent(
+    sandbox: &Sandbox,
+    servers: Value,
+    model: &wave_mcp_testkit::FakeModel,
+) -> wave_mcp_agent::Agent {
+    let options = sandbox.options(servers);
+    wave_mcp_agent::Agent::create(wave_mcp_agent::AgentOptions {
+        workdir: options.workdir,
+        home: options.home,
+        mcp_servers: options.servers,
+        mcp_timeouts: options.timeouts,
+        model: wave_mcp_agent::ModelSettings {
+            base_url: Some(model.base_url.clone()),
+            model: Some("fake-model".into()),
+            timeout: Some(Duration::from_secs(60)),
+            ..Default::default()
+        },
+        session_id: Some("bud".into()),
+        ..Default::default()
+    })
+    .expect("create the agent")
+}
+
+fn declared_names(request: &Value) -> Vec<String> {
+    let mut names: Vec<String> = request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+// BUD-6: a Python SDK server whose tool adds another tool and sends
+// `notifications/tools/list_changed` (`ctx.session.send_tool_list_changed()`): the very next
+// model request declares the new tool, and calling it works; the snapshot shows it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_6_python_server_adding_a_tool_is_usable_on_the_next_request() {
+    use wave_mcp_testkit::{FakeModel, call, say};
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::new();
+    let (var, value) = marker_env(&sandbox);
+    let entry =
+        json!({ "command": python, "args": [dynamic_server_script()], "env": { var: value } });
+    let model = FakeModel::start(vec![
+        call("mcp__py__add_tool", json!({ "name": "shout" })),
+        call("mcp__py__shout", json!({ "text": "hello" })),
+        say("done"),
+    ])
+    .await;
+    let mut agent = budget_agent(&sandbox, json!({ "py": entry }), &model);
+    let report = agent.send_message("grow").await.unwrap();
+    assert_eq!(
+        declared_names(&model.request(0)),
+        ["mcp__py__add_tool", "mcp__py__echo"]
+    );
+    assert_eq!(
+        declared_names(&model.request(1)),
+        ["mcp__py__add_tool", "mcp__py__echo", "mcp__py__shout"]
+    );
+    let shouted = &report.tool_calls[1].outcome;
+    assert!(!shouted.is_error, "{shouted:?}");
+    assert_eq!(shouted.text, "HELLO");
+    let listed = server(agent.manager(), "py");
+    assert!(listed.tools.iter().any(|t| t.name == "shout"));
+    agent.destroy().await;
+    assert_eq!(marked_processes(&sandbox), Vec::<u32>::new());
+}
+
+// BUD-3, BUD-4: a Python SDK server with a generated catalog of 300 tools (realistic schemas,
+// ~390 KB of definitions) over stdio: with the default settings (`auto`, 128k window) search is
+// on, the first request declares only `search_mcp_tools` (a small share of the bytes), the
+// announcement names all 302 tools, a search by words finds the right tool first, and the next
+// request declares it in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_3_bud_4_large_python_catalog_is_searched_not_declared() {
+    use wave_mcp_testkit::{FakeModel, call, say};
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::new();
+    let (var, value) = marker_env(&sandbox);
+    let entry = json!({
+        "command": python,
+        "args": [dynamic_server_script(), "--catalog", "300"],
+        "env": { var: value },
+    });
+    let model = FakeModel::start(vec![
+        call(
+            "search_mcp_tools",
+            json!({ "query": "archive a support ticket", "limit": 3 }),
+        ),
+        say("done"),
+    ])
+    .await;
+    let mut agent = budget_agent(&sandbox, json!({ "big": entry }), &model);
+    let report = agent.send_message("archive ticket 7").await.unwrap();
+    let first = model.request(0);
+    assert_eq!(declared_names(&first), ["search_mcp_tools"]);
+    let all_tools = agent.manager().tools();
+    assert_eq!(all_tools.len(), 302);
+    let full_bytes: usize = all_tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {"name": t.full_name,
+                "description": t.description, "parameters": *t.input_schema}})
+            .to_string()
+            .len()
+        })
+        .sum();
+    let declared_bytes = first["tools"].to_string().len();
+    eprintln!("declared {declared_bytes} bytes instead of {full_bytes}");
+    assert!(
+        declared_bytes * 50 < full_bytes,
+        "{declared_bytes} vs {full_bytes}"
+    );
+    let announcement = agent
+        .history()
+        .iter()
+        .find(|m| m.is_meta && m.content.starts_with("<!-- wave-mcp:deferred-tools "))
+        .expect("the deferred tools announced")
+        .content
+        .clone();
+    assert_eq!(
+        announcement
+            .lines()
+            .filter(|l| l.starts_with("mcp__big__"))
+            .count(),
+        302
+    );
+    let found = &report.tool_calls[0].outcome.text;
+    let first_hit = found
+        .lines()
+        .find(|l| l.starts_with("mcp__"))
+        .unwrap_or_default();
+    assert_eq!(first_hit, "mcp__big__archive_ticket", "{found}");
+    let second = declared_names(&model.request(1));
+    assert!(
+        second.contains(&"mcp__big__archive_ticket".to_string()),
+        "{second:?}"
+    );
+    assert_eq!(second.len(), 4, "{second:?}");
+    agent.destroy().await;
+    assert_eq!(marked_processes(&sandbox), Vec::<u32>::new());
+}

@@ -25,6 +25,7 @@ import {
   serveWebview,
   startOAuthMcpServer,
   startSidecar,
+  testServerBin,
   until,
 } from "./support.mjs";
 
@@ -619,5 +620,68 @@ describe("DEL-3: a config file the sidecar may not write", () => {
       await ui.close();
       sandbox.cleanup();
     }
+  });
+});
+
+// BUD-2 through the real sidecar: a server row expands to its tools, each with a switch; a
+// switch edits only that entry's `disabledTools` (byte for byte, and back), the server stays
+// connected (same process), and a plugin server's switches are read-only.
+describe("BUD-2: per-tool switches", () => {
+  test("BUD-2: switch a tool off and on; the file changes only in that entry; plugin switches are read-only", async () => {
+    const sandbox = makeSandbox();
+    const pluginFile = path.join(sandbox.home, ".wave", "plugins", "toolbox", ".mcp.json");
+    fs.writeFileSync(
+      pluginFile,
+      JSON.stringify({ mcpServers: { "plugin-tools": { command: testServerBin, args: ["--name", "plugin-tools", "--tools", "echo"] } } }, null, 2) + "\n",
+    );
+    const file = path.join(sandbox.workdir, ".mcp.json");
+    const original = fs.readFileSync(file, "utf8");
+    const ui = await openPage({ sandbox });
+    try {
+      const { page } = ui;
+      await tab(page, "project").click();
+      const alpha = row(page, "alpha");
+      await alpha.locator("button[data-action=connect]").click();
+      await until(async () => (await alpha.getAttribute("data-status")) === "connected", "alpha connected");
+      const [pid] = serverPids(sandbox, "alpha");
+      await alpha.locator("details.tool-list summary").click();
+      const add = alpha.locator('input[data-key="tool-alpha-add"]');
+      assert.equal(await add.isChecked(), true);
+      assert.equal(await add.isDisabled(), false);
+      await add.click();
+      await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool disabled", "add off");
+      // The row re-rendered and stays expanded, the switch reads off.
+      assert.equal(await alpha.locator("details.tool-list").getAttribute("open"), "");
+      assert.equal(await alpha.locator('input[data-key="tool-alpha-add"]').isChecked(), false);
+      const alphaArgs = original.slice(original.indexOf('"args": ["--name", "alpha"'));
+      const argsLine = alphaArgs.slice(0, alphaArgs.indexOf("\n"));
+      const expected = original.replace(argsLine, `${argsLine},\n      "disabledTools": ["add"]`);
+      assert.notEqual(expected, original);
+      assert.equal(fs.readFileSync(file, "utf8"), expected, "only alpha's entry changed");
+      assert.equal(await alpha.getAttribute("data-status"), "connected");
+      assert.ok(pidAlive(pid), "alpha was not restarted");
+      assert.deepEqual(serverPids(sandbox, "alpha"), [pid]);
+      await shot(page, "10-tool-switch-off");
+
+      await alpha.locator('input[data-key="tool-alpha-add"]').click();
+      await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool enabled", "add on");
+      assert.equal(fs.readFileSync(file, "utf8"), original, "on again: the file as it was, byte for byte");
+      assert.ok(pidAlive(pid));
+
+      // BUD-2: a plugin server's switches are read-only.
+      await tab(page, "plugin").click();
+      const plugin = row(page, "plugin-tools");
+      await plugin.locator("button[data-action=connect]").click();
+      await until(async () => (await plugin.getAttribute("data-status")) === "connected", "plugin connected");
+      await plugin.locator("details.tool-list summary").click();
+      const echo = plugin.locator('input[data-key="tool-plugin-tools-echo"]');
+      assert.equal(await echo.isChecked(), true);
+      assert.equal(await echo.isDisabled(), true);
+      await shot(page, "11-tool-switch-read-only");
+    } finally {
+      await ui.close();
+      sandbox.cleanup();
+    }
+    assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
   });
 });

@@ -44,6 +44,8 @@ export function errorText(e: unknown): string {
 export class SettingsPage {
   private state: SettingsState;
   private closing = false;
+  /** Servers whose tool list the user expanded; kept across re-renders (BUD-2). */
+  private readonly expanded = new Set<string>();
 
   constructor(
     private readonly root: HTMLElement,
@@ -174,6 +176,27 @@ export class SettingsPage {
       .request("wave/mcp/servers", { sessionId: this.state.sessionId })
       .then((s) => this.set(applySnapshot(this.state, s)))
       .catch(() => undefined);
+  }
+
+  /** BUD-2: a tool's switch edits the entry's `disabledTools` (or `enabledTools`) in its file. */
+  private async setToolEnabled(server: McpServerView, tool: string, enabled: boolean): Promise<void> {
+    const name = server.name;
+    this.set(startAction(this.state, name, "switching"));
+    try {
+      const snapshot = await this.bridge.request("wave/mcp/setToolEnabled", {
+        name,
+        source: server.source,
+        tool,
+        enabled,
+        sessionId: this.state.sessionId,
+      });
+      this.set(endAction(this.state, name, { snapshot }));
+    } catch (e) {
+      const message = t(this.lang, "toolSwitchFailed", { name, tool, reason: errorText(e) });
+      this.set(endAction(this.state, name, { error: message }));
+      void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+      this.refresh();
+    }
   }
 
   private async confirmDelete(): Promise<void> {
@@ -455,28 +478,52 @@ export class SettingsPage {
         authReason(server) ? h("div", { class: "auth-reason" }, authReason(server)!) : null,
         pending === "signingIn" ? h("div", { class: "sign-in-hint muted", role: "status" }, L("signInHint")) : null,
         rowError ? h("div", { class: "error-text action-error", role: "alert" }, rowError) : null,
-        server.tools.length > 0
-          ? h(
-              "details",
-              { class: "tool-list" },
-              h("summary", {}, L("showTools")),
-              h(
-                "ul",
-                {},
-                server.tools.map((tool) =>
-                  h(
-                    "li",
-                    {},
-                    h("code", {}, tool.name),
-                    tool.description ? h("span", { class: "muted" }, " — " + tool.description) : null,
-                  ),
-                ),
-              ),
-            )
-          : null,
+        server.tools.length > 0 ? this.toolList(server, busy) : null,
       ),
       actions,
     );
+  }
+
+  /** BUD-2: each tool with a switch; read-only for plugin and constructor servers. */
+  private toolList(server: McpServerView, busy: boolean): HTMLElement {
+    const L = (k: Parameters<typeof t>[1]) => t(this.lang, k);
+    const name = server.name;
+    const details = h(
+      "details",
+      { class: "tool-list", open: this.expanded.has(name), "data-key": `tools-${name}` },
+      h("summary", {}, L("showTools")),
+      h(
+        "ul",
+        {},
+        server.tools.map((tool) =>
+          h(
+            "li",
+            { class: tool.enabled ? "tool enabled" : "tool disabled", "data-tool": tool.name },
+            h(
+              "label",
+              { class: "tool-switch", title: server.readOnly ? L("toolSwitchReadOnly") : "" },
+              h("input", {
+                type: "checkbox",
+                role: "switch",
+                "data-key": `tool-${name}-${tool.name}`,
+                "aria-label": tool.name,
+                checked: tool.enabled,
+                disabled: server.readOnly || busy,
+                onchange: (ev: Event) =>
+                  void this.setToolEnabled(server, tool.name, (ev.target as HTMLInputElement).checked),
+              }),
+              h("code", {}, tool.name),
+            ),
+            tool.description ? h("span", { class: "muted" }, " — " + tool.description) : null,
+          ),
+        ),
+      ),
+    );
+    details.addEventListener("toggle", () => {
+      if ((details as HTMLDetailsElement).open) this.expanded.add(name);
+      else this.expanded.delete(name);
+    });
+    return details;
   }
 
   private confirmDialog(): HTMLElement {

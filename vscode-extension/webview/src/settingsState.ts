@@ -5,7 +5,7 @@ import type { ConfigPaths, McpServerView, McpSource, McpStatus, ServersSnapshot 
 import { t, type Lang, type TextKey } from "./i18n";
 
 export type TabId = "user" | "project" | "plugin" | "host";
-export type Pending = "connecting" | "disconnecting" | "deleting" | "signingIn" | "signingOut";
+export type Pending = "connecting" | "disconnecting" | "deleting" | "signingIn" | "signingOut" | "switching";
 
 export interface SettingsState {
   sessionId: string;

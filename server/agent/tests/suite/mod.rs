@@ -1,6 +1,7 @@
 //! One module per area; `support` holds the fake model server and the shared helpers.
 
 mod announce;
+mod budget;
 mod chat;
 mod exec;
 mod faults;

@@ -65,8 +65,9 @@ fn config_fuzz_corpus_runs_through_the_fuzz_harnesses_without_panic() {
 /// A valid config with several kinds of server, the base of the mutations below.
 fn valid_config_text() -> String {
     serde_json::to_string_pretty(&json!({ "mcpServers": {
-        "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] },
-        "search": { "type": "http", "url": "https://example.com/mcp?k=${TOKEN}",
+        "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+                   "disabledTools": ["write_file", "move_file"], "alwaysLoad": true },
+        "search": { "type": "http", "url": "https://example.com/mcp?k=${TOKEN}", "enabledTools": ["search"],
                     "headers": { "Authorization": "Bearer ${TOKEN:-none}" } },
         "signed": { "type": "http", "url": "https://example.com/mcp",
                     "oauth": { "clientId": "${CID:-wave}", "clientSecret": "s", "scopes": ["read", "write"],
@@ -124,6 +125,12 @@ fn broken_files() -> Vec<(String, Vec<u8>, Shows)> {
         ("oauth scopes a string".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"scopes": "read"}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.scopes")),
         ("oauth scopes with a number".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"scopes": ["a", 2]}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.scopes[1]")),
         ("oauth clientId a number".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"clientId": 5}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.clientId")),
+        // BUD-1, BUD-5: the tool switch keys.
+        ("disabledTools a string".into(), br#"{"mcpServers": {"bad": {"command": "x", "disabledTools": "a"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.disabledTools")),
+        ("enabledTools with a number".into(), br#"{"mcpServers": {"bad": {"command": "x", "enabledTools": ["a", 1]}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.enabledTools[1]")),
+        ("both tool lists".into(), br#"{"mcpServers": {"bad": {"command": "x", "enabledTools": ["a"], "disabledTools": []}}}"#.to_vec(), Shows::ServerError("mcpServers.bad")),
+        ("alwaysLoad a string".into(), br#"{"mcpServers": {"bad": {"command": "x", "alwaysLoad": "yes"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.alwaysLoad")),
+        ("huge disabledTools".into(), serde_json::to_vec(&json!({"mcpServers": {"big": {"command": "x", "disabledTools": vec!["t".repeat(50); 100_000]}}})).unwrap(), Shows::Loads(1)),
         ("server a string".into(), br#"{"mcpServers": {"bad": "npx server"}}"#.to_vec(), Shows::ServerError("mcpServers.bad")),
         ("server empty".into(), br#"{"mcpServers": {"bad": {}}}"#.to_vec(), Shows::ServerError("mcpServers.bad")),
         ("huge args (10 MB)".into(), serde_json::to_vec(&json!({"mcpServers": {"big": {"command": "x", "args": vec!["y".repeat(100); 100_000]}}})).unwrap(), Shows::Loads(1)),

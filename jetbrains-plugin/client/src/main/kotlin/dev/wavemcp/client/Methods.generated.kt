@@ -9,6 +9,7 @@ object Methods {
     const val MCP_CONNECT = "wave/mcp/connect"
     const val MCP_DISCONNECT = "wave/mcp/disconnect"
     const val MCP_DELETE = "wave/mcp/delete"
+    const val MCP_SET_TOOL_ENABLED = "wave/mcp/setToolEnabled"
     const val MCP_LOGIN = "wave/mcp/login"
     const val MCP_LOGOUT = "wave/mcp/logout"
     const val MCP_OPEN_URL = "wave/mcp/openUrl"
@@ -30,7 +31,7 @@ object Methods {
     const val HOST_SIDECAR_RESTARTED = "host/sidecarRestarted"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
-    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY)
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
     val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED)

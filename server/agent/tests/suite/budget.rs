@@ -1,0 +1,317 @@
+//! The model's context budget (BUD-*): per-tool switches, tool search with its announcement,
+//! `alwaysLoad`, deny rules in search, and tool lists that change during a session. Real servers
+//! (our test server), the recording fake model: each test asserts what every request declares.
+
+use serde_json::{Value, json};
+
+use super::support::*;
+
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names
+}
+
+/// The `isMeta` contents of the agent's history that announce deferred tools.
+fn deferred_announcements(agent: &wave_mcp_agent::Agent) -> Vec<String> {
+    agent
+        .history()
+        .iter()
+        .filter(|m| m.is_meta && m.content.starts_with("<!-- wave-mcp:deferred-tools "))
+        .map(|m| m.content.clone())
+        .collect()
+}
+
+fn with(mut entry: Value, key: &str, value: Value) -> Value {
+    entry[key] = value;
+    entry
+}
+
+// BUD-1: `disabledTools` and `enabledTools` keep tools out of every request, a call to one is
+// refused with a clear error and never reaches the server; the snapshot still lists them, each
+// with `enabled`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_1_switched_off_tools_are_not_declared_and_refused() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start(vec![
+        call("mcp__a__add", json!({ "a": 1, "b": 2 })),
+        say("done"),
+    ])
+    .await;
+    let servers = json!({
+        "a": with(sandbox.server("a", &["--tools", "echo,add,pid"]), "disabledTools", json!(["add"])),
+        "b": with(sandbox.server("b", &["--tools", "echo,add,pid"]), "enabledTools", json!(["pid"])),
+    });
+    let mut agent = sandbox.agent(servers, &model);
+    let report = agent.send_message("add").await.unwrap();
+    for request in model.requests() {
+        assert_eq!(
+            sorted(declared(&request)),
+            ["mcp__a__echo", "mcp__a__pid", "mcp__b__pid"]
+        );
+    }
+    let outcome = &report.tool_calls[0].outcome;
+    assert!(outcome.is_error);
+    assert!(
+        outcome
+            .text
+            .contains("\"add\" of MCP server \"a\" is switched off"),
+        "{}",
+        outcome.text
+    );
+    assert_eq!(sandbox.calls("a"), Vec::<String>::new());
+    let servers = agent.get_mcp_servers().unwrap();
+    let a = servers.iter().find(|s| s.name == "a").unwrap();
+    let switches: Vec<(&str, bool)> = a
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.enabled))
+        .collect();
+    assert_eq!(switches, [("add", false), ("echo", true), ("pid", true)]);
+    agent.destroy().await;
+}
+
+// BUD-1: Exec sees the same enabled set: the catalog leaves the tool out and a script's call is
+// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_1_exec_sees_only_enabled_tools() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start(vec![
+        exec(r#"return await tools["mcp__a__add"]({ a: 1, b: 2 });"#),
+        say("done"),
+    ])
+    .await;
+    let servers = json!({
+        "a": with(sandbox.server("a", &["--tools", "echo,add"]), "disabledTools", json!(["add"])),
+    });
+    let mut agent = sandbox.exec_agent(servers, &model);
+    let report = agent.send_message("add").await.unwrap();
+    let description = model.request(0)["tools"][0]["function"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(description.contains("mcp__a__echo"), "{description}");
+    assert!(!description.contains("mcp__a__add"), "{description}");
+    assert!(report.tool_calls[0].outcome.is_error);
+    assert_eq!(sandbox.calls("a"), Vec::<String>::new());
+    agent.destroy().await;
+}
+
+// BUD-3, BUD-4, BUD-5: with `toolSearch: "on"` the first request declares `search_mcp_tools`
+// and the `alwaysLoad` server's tools, and one isMeta message names the deferred tools; a search
+// finds a tool by its description, and from the next request on (for the rest of the session)
+// it is declared in full and callable. The announcement is not repeated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_3_bud_4_bud_5_search_loads_found_tools_from_the_next_request() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings(false, json!({ "toolSearch": "on" }));
+    let model = FakeModel::start(vec![
+        call("mcp__a__add", json!({ "a": 1, "b": 2 })),
+        call(
+            "search_mcp_tools",
+            json!({ "query": "add two numbers", "limit": 1 }),
+        ),
+        call("mcp__a__add", json!({ "a": 2, "b": 3 })),
+        say("five"),
+        say("second turn"),
+    ])
+    .await;
+    let servers = json!({
+        "a": sandbox.server("a", &["--tools", "echo,add"]),
+        "b": sandbox.server("b", &["--tools", "pid,slow"]),
+        "pinned": with(sandbox.server("pinned", &["--tools", "echo"]), "alwaysLoad", json!(true)),
+    });
+    let mut agent = sandbox.agent(servers, &model);
+    let report = agent.send_message("add things").await.unwrap();
+
+    let first = model.request(0);
+    assert_eq!(
+        sorted(declared(&first)),
+        ["mcp__pinned__echo", "search_mcp_tools"]
+    );
+    let announcements = deferred_announcements(&agent);
+    assert_eq!(announcements.len(), 1, "{announcements:?}");
+    assert!(
+        announcements[0].contains("\nmcp__a__add\nmcp__a__echo\nmcp__b__pid\nmcp__b__slow\n"),
+        "{}",
+        announcements[0]
+    );
+    assert!(!announcements[0].contains("mcp__pinned__echo"));
+    assert_eq!(occurrences(&first, "mcp__b__slow"), 1);
+    // A deferred tool is not callable before a search found it.
+    let refused = &report.tool_calls[0].outcome;
+    assert!(
+        refused.is_error && refused.text.contains("search_mcp_tools"),
+        "{refused:?}"
+    );
+    // The search's result: the full name and description.
+    let found = &report.tool_calls[1].outcome;
+    assert!(!found.is_error);
+    assert!(
+        found.text.contains("mcp__a__add\n  Add two numbers."),
+        "{}",
+        found.text
+    );
+    assert!(
+        !found.text.contains("mcp__a__echo"),
+        "limit 1: {}",
+        found.text
+    );
+    // Declared from the next request on, and callable.
+    assert_eq!(
+        sorted(declared(&model.request(2))),
+        ["mcp__a__add", "mcp__pinned__echo", "search_mcp_tools"]
+    );
+    assert_eq!(report.tool_calls[2].outcome.text, "5");
+    assert_eq!(sandbox.calls("a"), ["add"]);
+    // The rest of the session: still declared, no second announcement.
+    agent.send_message("again").await.unwrap();
+    let last = model.last_request();
+    assert_eq!(
+        sorted(declared(&last)),
+        ["mcp__a__add", "mcp__pinned__echo", "search_mcp_tools"]
+    );
+    assert_eq!(deferred_announcements(&agent).len(), 1);
+    assert_eq!(occurrences(&last, "<!-- wave-mcp:deferred-tools "), 1);
+    agent.destroy().await;
+}
+
+// BUD-3: `auto` turns search on only when the definitions exceed 10% of `contextWindow` (4 bytes
+// a token); the project's settings win over the user's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_3_auto_follows_the_context_window() {
+    for (window, searched) in [(1_000_000, false), (200, true)] {
+        let sandbox = Sandbox::new();
+        sandbox.write_settings(true, json!({ "toolSearch": "off", "contextWindow": 1 }));
+        sandbox.write_settings(
+            false,
+            json!({ "toolSearch": "auto", "contextWindow": window }),
+        );
+        let model = FakeModel::start(vec![say("ok")]).await;
+        let servers = json!({ "a": sandbox.server("a", &["--tools", "echo,add,schema"]) });
+        let mut agent = sandbox.agent(servers, &model);
+        agent.send_message("hi").await.unwrap();
+        let names = sorted(declared(&model.request(0)));
+        match searched {
+            true => assert_eq!(names, ["search_mcp_tools"], "window {window}"),
+            false => assert_eq!(
+                names,
+                ["mcp__a__add", "mcp__a__echo", "mcp__a__schema"],
+                "window {window}"
+            ),
+        }
+        assert_eq!(deferred_announcements(&agent).len(), usize::from(searched));
+        agent.destroy().await;
+    }
+}
+
+// BUD-4: deny rules apply to search: a denied tool is neither announced nor found, even by its
+// full name; a query of comma-separated full names selects exactly those.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_4_denied_tools_are_never_found_and_full_names_select_exactly() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings(
+        false,
+        json!({ "toolSearch": "on", "permissions": { "deny": ["mcp__b__add"] } }),
+    );
+    let model = FakeModel::start(vec![
+        call("search_mcp_tools", json!({ "query": "add" })),
+        call(
+            "search_mcp_tools",
+            json!({ "query": "mcp__b__add, mcp__b__echo" }),
+        ),
+        call(
+            "search_mcp_tools",
+            json!({ "query": "mcp__b__echo, mcp__a__pid" }),
+        ),
+        say("done"),
+    ])
+    .await;
+    let servers = json!({
+        "a": sandbox.server("a", &["--tools", "add,pid"]),
+        "b": sandbox.server("b", &["--tools", "add,echo"]),
+    });
+    let mut agent = sandbox.agent(servers, &model);
+    let report = agent.send_message("find").await.unwrap();
+    let texts: Vec<&str> = report
+        .tool_calls
+        .iter()
+        .map(|c| c.outcome.text.as_str())
+        .collect();
+    assert!(
+        texts[0].contains("mcp__a__add") && !texts[0].contains("mcp__b__add"),
+        "{}",
+        texts[0]
+    );
+    assert!(!texts[1].contains("mcp__b__add"), "{}", texts[1]);
+    assert!(texts[2].starts_with("2 matching"), "{}", texts[2]);
+    assert!(texts[2].contains("mcp__b__echo") && texts[2].contains("mcp__a__pid"));
+    assert!(!deferred_announcements(&agent)[0].contains("mcp__b__add"));
+    assert!(!declared(&model.last_request()).contains(&"mcp__b__add".to_string()));
+    agent.destroy().await;
+}
+
+// BUD-6: a server that changes its tools mid-turn (`set_tools` sends `tools/list_changed`):
+// the very next request declares the new set; a call of a tool that is gone fails clearly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_6_changed_tool_list_is_declared_on_the_next_request() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start(vec![
+        call("mcp__a__set_tools", json!({ "tools": "set_tools,pid" })),
+        call("mcp__a__echo", json!({ "text": "gone?" })),
+        say("done"),
+    ])
+    .await;
+    let servers = json!({ "a": sandbox.server("a", &["--tools", "set_tools,echo"]) });
+    let mut agent = sandbox.agent(servers, &model);
+    let report = agent.send_message("change").await.unwrap();
+    assert_eq!(
+        sorted(declared(&model.request(0))),
+        ["mcp__a__echo", "mcp__a__set_tools"]
+    );
+    assert_eq!(
+        sorted(declared(&model.request(1))),
+        ["mcp__a__pid", "mcp__a__set_tools"]
+    );
+    let gone = &report.tool_calls[1].outcome;
+    assert!(gone.is_error);
+    assert!(
+        gone.text.contains("no longer offered by MCP server \"a\""),
+        "{}",
+        gone.text
+    );
+    agent.destroy().await;
+}
+
+// BUD-6 with search on: tools a server adds later are deferred too, announced in a new isMeta
+// message (the earlier one stays as it was), and found by search.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_6_search_sees_new_tools_and_defers_them() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings(false, json!({ "toolSearch": "on" }));
+    let model = FakeModel::start(vec![
+        call("search_mcp_tools", json!({ "query": "mcp__a__set_tools" })),
+        call("mcp__a__set_tools", json!({ "tools": "set_tools,add" })),
+        call("search_mcp_tools", json!({ "query": "add numbers" })),
+        say("done"),
+    ])
+    .await;
+    let servers = json!({ "a": sandbox.server("a", &["--tools", "set_tools,echo"]) });
+    let mut agent = sandbox.agent(servers, &model);
+    let report = agent.send_message("grow").await.unwrap();
+    let announcements = deferred_announcements(&agent);
+    assert_eq!(announcements.len(), 2, "{announcements:?}");
+    assert!(announcements[1].contains("\nmcp__a__add\nmcp__a__set_tools\n"));
+    assert!(!declared(&model.request(2)).contains(&"mcp__a__add".to_string()));
+    assert!(
+        report.tool_calls[2]
+            .outcome
+            .text
+            .contains("mcp__a__add\n  Add two numbers.")
+    );
+    assert!(declared(&model.request(3)).contains(&"mcp__a__add".to_string()));
+    // Cache-safe: the earlier messages of the last request are those of the one before it.
+    let before = model.request(2)["messages"].as_array().unwrap().clone();
+    let last = model.request(3)["messages"].as_array().unwrap().clone();
+    assert_eq!(&last[..before.len()], &before[..]);
+    agent.destroy().await;
+}
