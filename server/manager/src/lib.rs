@@ -8,6 +8,7 @@ pub mod config;
 mod connection;
 mod error;
 mod files;
+pub mod live;
 mod login;
 mod manager;
 pub mod names;
@@ -18,6 +19,7 @@ mod sse;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
+pub use live::{CallHooks, CancellationToken, Progress, ProgressSink};
 pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout, open_in_browser};
 pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
