@@ -9,6 +9,7 @@ mod faults;
 mod faults_reap;
 mod lifecycle;
 mod lsp;
+mod long;
 mod lsp_client;
 mod peers;
 mod reap;
