@@ -139,7 +139,11 @@ async fn long_1_text_streams_as_deltas_and_the_history_holds_complete_messages()
         .wait_notification(0, ENDED, |p| p["turn"] == turn)
         .await;
     assert_eq!(ended["cancelled"], false, "{ended:#}");
-    assert_eq!(model.request(0)["stream"], true, "the request asks for a stream");
+    assert_eq!(
+        model.request(0)["stream"],
+        true,
+        "the request asks for a stream"
+    );
 
     let deltas = sidecar.notifications(DELTA);
     assert!(deltas.len() >= 6, "word by word: {deltas:#?}");
@@ -216,7 +220,10 @@ async fn long_3_stop_cancels_the_call_in_flight_by_request_id_and_the_next_turn_
     let stopped = sidecar
         .ok("wave/session/cancel", json!({ "sessionId": "default" }))
         .await;
-    assert_eq!(stopped, json!({ "sessionId": "default", "cancelled": true }));
+    assert_eq!(
+        stopped,
+        json!({ "sessionId": "default", "cancelled": true })
+    );
     let ended = sidecar
         .wait_notification(0, ENDED, |p| p["turn"] == turn)
         .await;
@@ -416,9 +423,7 @@ async fn long_4_progress_outlives_tool_timeout_while_a_silent_call_is_cut_at_it(
     let sandbox = Sandbox::new();
     let servers = json!({ "long": long_server(&sandbox, &python, json!({ "toolTimeoutSec": 3 })) });
     let model = FakeModel::start(vec![
-        exec(
-            r#"return await tools["mcp__long__steps"]({ count: 10, interval: 0.5 });"#,
-        ),
+        exec(r#"return await tools["mcp__long__steps"]({ count: 10, interval: 0.5 });"#),
         call("mcp__long__sleepy", json!({ "seconds": 600 })),
         say("went on"),
     ])
@@ -430,7 +435,11 @@ async fn long_4_progress_outlives_tool_timeout_while_a_silent_call_is_cut_at_it(
 
     let steps = &report.tool_calls[0];
     assert!(!steps.outcome.is_error, "{:?}", steps.outcome);
-    assert!(steps.outcome.text.contains("did 10 steps"), "{:?}", steps.outcome);
+    assert!(
+        steps.outcome.text.contains("did 10 steps"),
+        "{:?}",
+        steps.outcome
+    );
     let progress: Vec<(String, f64)> = events
         .iter()
         .filter_map(|e| match e {
@@ -483,7 +492,11 @@ async fn long_4_startup_timeout_sec_bounds_the_dial() {
     let snapshot = server(&manager, "slow");
     assert_eq!(snapshot.status, wave_mcp_manager::Status::Error);
     assert!(
-        snapshot.error.as_deref().unwrap_or_default().contains("500 ms"),
+        snapshot
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("500 ms"),
         "{:?}",
         snapshot.error
     );

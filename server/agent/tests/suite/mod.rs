@@ -5,5 +5,6 @@ mod chat;
 mod exec;
 mod faults;
 mod lifecycle;
+mod long;
 mod support;
 mod turns;
