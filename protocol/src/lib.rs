@@ -414,6 +414,66 @@ pub struct SessionTurnEndedParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub error: Option<String>,
+    /// The turn was stopped by `wave/session/cancel` (LONG-3); what it produced until then was
+    /// recorded.
+    #[serde(default)]
+    pub cancelled: bool,
+}
+
+/// Payload of `wave/session/delta`: more text of the assistant message being generated
+/// (LONG-1). The complete message still arrives once as `wave/session/message`; the history
+/// holds complete messages only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDeltaParams {
+    pub session_id: String,
+    pub turn: u64,
+    /// The index the message will have in the conversation when complete (it moves up by one
+    /// if another turn's user message is recorded meanwhile; the complete message's `index` is
+    /// the final one).
+    pub message_index: u64,
+    /// The new text, to append to what earlier deltas of the message carried.
+    pub text: String,
+}
+
+/// Payload of `wave/session/progress`: an MCP server's `notifications/progress` for a tool
+/// call that is running (LONG-2), for the model's tool call `toolCallId` (an Exec call's
+/// progress is reported for the Exec tool call).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionProgressParams {
+    pub session_id: String,
+    pub turn: u64,
+    pub tool_call_id: String,
+    pub progress: f64,
+    /// Known total: show a bar (`progress / total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub message: Option<String>,
+}
+
+/// Params of `wave/session/cancel`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCancelParams {
+    pub session_id: String,
+}
+
+/// Result of `wave/session/cancel`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCancelResult {
+    pub session_id: String,
+    /// `true`: a running turn was told to stop (its `turnEnded` carries `cancelled: true`);
+    /// `false`: no turn was running.
+    pub cancelled: bool,
 }
 
 /// Params of `wave/session/destroy`.
@@ -612,6 +672,13 @@ messages! {
     Notification SessionMessage = "wave/session/message", ServerToClient, Webview, SessionMessageParams;
     /// A turn ended, completed or not.
     Notification SessionTurnEnded = "wave/session/turnEnded", ServerToClient, Webview, SessionTurnEndedParams;
+    /// Assistant text as the model generates it (LONG-1).
+    Notification SessionDelta = "wave/session/delta", ServerToClient, Webview, SessionDeltaParams;
+    /// Progress of a running MCP tool call (LONG-2).
+    Notification SessionProgress = "wave/session/progress", ServerToClient, Webview, SessionProgressParams;
+    /// Stops the running turn: the model request is aborted, each MCP call in flight is sent
+    /// `notifications/cancelled`, and the turn ends with `cancelled: true` (LONG-3).
+    Request SessionCancel = "wave/session/cancel", ClientToServer, Webview, SessionCancelParams -> SessionCancelResult;
     /// Destroys a session and every process it has; queued while it is being reconfigured
     /// (LIFE-9).
     Request SessionDestroy = "wave/session/destroy", ClientToServer, HostOnly, SessionDestroyParams -> SessionDestroyed;

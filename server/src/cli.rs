@@ -369,7 +369,27 @@ async fn call_connected(
             names.join(", ")
         );
     };
-    Ok(manager.call_tool(&found.full_name, arguments).await?)
+    // Ctrl-C cancels the call: the server gets `notifications/cancelled` (LONG-3).
+    let cancel = wave_mcp_manager::CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    let listener = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let hooks = wave_mcp_manager::CallHooks {
+        progress: Some(std::sync::Arc::new(|p: wave_mcp_manager::Progress| {
+            let of = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
+            eprintln!("progress: {}{of}{message}", p.progress);
+        })),
+        cancel: Some(cancel),
+    };
+    let result = manager
+        .call_tool_with(&found.full_name, arguments, &hooks)
+        .await;
+    listener.abort();
+    Ok(result?)
 }
 
 fn parse_arguments(arguments: Option<&str>) -> Result<Option<Map<String, Value>>> {
@@ -402,10 +422,19 @@ async fn chat(workdir: Option<PathBuf>) -> Result<()> {
     let input = tokio::io::BufReader::new(tokio::io::stdin());
     let prompt = std::io::stdin().is_terminal();
     let mut stdout = std::io::stdout();
-    let result = tokio::select! {
-        result = wave_mcp_agent::chat(&mut agent, input, &mut stdout, prompt) => result,
-        _ = tokio::signal::ctrl_c() => Ok(()),
-    };
+    // Ctrl-C stops the running turn; a second one (or one at the prompt) quits (LONG-3).
+    let (interrupt, interrupts) = tokio::sync::mpsc::unbounded_channel();
+    let listener = tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    let result =
+        wave_mcp_agent::chat_with_interrupts(&mut agent, input, &mut stdout, prompt, interrupts)
+            .await;
+    listener.abort();
     agent.destroy().await;
     Ok(result?)
 }

@@ -342,7 +342,55 @@ export type SessionTurnEndedParams = { sessionId: string, turn: number,
  * Why the turn stopped early (model unreachable, ...), for the host to show as a
  * notification; absent when it completed.
  */
-error?: string, };
+error?: string, 
+/**
+ * The turn was stopped by `wave/session/cancel` (LONG-3); what it produced until then was
+ * recorded.
+ */
+cancelled: boolean, };
+
+/**
+ * Payload of `wave/session/delta`: more text of the assistant message being generated
+ * (LONG-1). The complete message still arrives once as `wave/session/message`; the history
+ * holds complete messages only.
+ */
+export type SessionDeltaParams = { sessionId: string, turn: number, 
+/**
+ * The index the message will have in the conversation when complete (it moves up by one
+ * if another turn's user message is recorded meanwhile; the complete message's `index` is
+ * the final one).
+ */
+messageIndex: number, 
+/**
+ * The new text, to append to what earlier deltas of the message carried.
+ */
+text: string, };
+
+/**
+ * Payload of `wave/session/progress`: an MCP server's `notifications/progress` for a tool
+ * call that is running (LONG-2), for the model's tool call `toolCallId` (an Exec call's
+ * progress is reported for the Exec tool call).
+ */
+export type SessionProgressParams = { sessionId: string, turn: number, toolCallId: string, progress: number, 
+/**
+ * Known total: show a bar (`progress / total`).
+ */
+total?: number, message?: string, };
+
+/**
+ * Params of `wave/session/cancel`.
+ */
+export type SessionCancelParams = { sessionId: string, };
+
+/**
+ * Result of `wave/session/cancel`.
+ */
+export type SessionCancelResult = { sessionId: string, 
+/**
+ * `true`: a running turn was told to stop (its `turnEnded` carries `cancelled: true`);
+ * `false`: no turn was running.
+ */
+cancelled: boolean, };
 
 /**
  * Params of `wave/session/destroy`.
@@ -450,6 +498,9 @@ export const Methods = {
   sessionHistory: "wave/session/history",
   sessionMessage: "wave/session/message",
   sessionTurnEnded: "wave/session/turnEnded",
+  sessionDelta: "wave/session/delta",
+  sessionProgress: "wave/session/progress",
+  sessionCancel: "wave/session/cancel",
   sessionDestroy: "wave/session/destroy",
 } as const;
 
@@ -467,6 +518,7 @@ export interface Requests {
   "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
   "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };
   "wave/session/history": { params: SessionHistoryParams; result: SessionHistoryResult };
+  "wave/session/cancel": { params: SessionCancelParams; result: SessionCancelResult };
   "wave/session/destroy": { params: SessionDestroyParams; result: SessionDestroyed };
 }
 
@@ -475,17 +527,19 @@ export interface Notifications {
   "wave/mcp/serversChanged": ServersSnapshot;
   "wave/session/message": SessionMessageParams;
   "wave/session/turnEnded": SessionTurnEndedParams;
+  "wave/session/delta": SessionDeltaParams;
+  "wave/session/progress": SessionProgressParams;
 }
 
 /** Every sidecar → client notification. */
-export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded"] as const;
+export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history", "wave/session/cancel"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */
-export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded"] as const;
+export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress"] as const;
 export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];
 
 /** Page → host requests (`host/*`): params and result of each. */

@@ -9,13 +9,14 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
-    CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager, McpTool,
-    ServerSnapshot, Status, names, result_text,
+    CallHooks, CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager,
+    McpTool, Progress, ProgressSink, ServerSnapshot, Status, names, result_text,
 };
 
 use crate::announce;
 use crate::error::AgentError;
 use crate::exec::{self, ScriptResult};
+use crate::live::{TurnEvent, TurnHooks};
 use crate::message::{Image, Message, Role, ToolCall};
 use crate::model::{self, ModelClient};
 use crate::options::{
@@ -78,6 +79,9 @@ pub struct TurnReport {
     pub dialed: usize,
     /// The `isMeta` messages appended (announcements and offline notices).
     pub meta_messages: Vec<String>,
+    /// The turn was stopped ([`TurnHooks::cancel`], LONG-3); `text` is what the model had
+    /// said until then.
+    pub cancelled: bool,
 }
 
 /// What one turn reads once, before its first request.
@@ -105,6 +109,10 @@ pub struct Agent {
     home: PathBuf,
     /// Tool search: whether `auto` switched it on, the tools found so far (BUD-3, BUD-4).
     search: SearchState,
+    /// The running turn's hooks (default outside a turn).
+    hooks: TurnHooks,
+    /// The model's tool call being run now: progress of MCP calls is reported for it.
+    running_call: Option<String>,
 }
 
 impl Agent {
@@ -153,6 +161,8 @@ impl Agent {
             destroyed: false,
             home,
             search: SearchState::default(),
+            hooks: TurnHooks::default(),
+            running_call: None,
         })
     }
 
@@ -214,6 +224,21 @@ impl Agent {
             None => self.prepare_turn(text),
         };
         self.run_turn(context, dialed).await
+    }
+
+    /// [`Agent::send_message`] with a host watching and able to stop it: every message goes
+    /// to `hooks.events` as soon as it is complete, assistant text as it streams, MCP progress
+    /// as it arrives (LONG-1, LONG-2); cancelling `hooks.cancel` stops the turn (LONG-3).
+    pub async fn send_message_live(
+        &mut self,
+        text: &str,
+        hooks: TurnHooks,
+    ) -> Result<TurnReport, AgentError> {
+        self.hooks = hooks;
+        let result = self.send_message(text).await;
+        self.hooks = TurnHooks::default();
+        self.running_call = None;
+        result
     }
 
     /// Calls one tool through the execution funnel, as the model would (outside a turn). The
@@ -371,8 +396,14 @@ impl Agent {
             let body = self
                 .model
                 .body(&context.system_prompt, &self.history, declarations);
-            let reply = self.model.complete(&body).await?;
+            let hooks = self.hooks.clone();
+            let delta = |text: &str| hooks.emit(TurnEvent::Delta(text.to_string()));
+            let streamed = self.model.stream(&body, delta, &hooks.cancel).await?;
+            let reply = streamed.reply;
             report.rounds = round;
+            if streamed.cancelled {
+                return Ok(self.stopped(report, reply.content));
+            }
             self.push(Message::assistant(
                 reply.content.clone(),
                 reply.tool_calls.clone(),
@@ -382,6 +413,14 @@ impl Agent {
                 return Ok(report);
             }
             for call in reply.tool_calls {
+                if hooks.cancel.is_cancelled() {
+                    // Every call gets a result, so the next turn's history stays valid.
+                    let outcome = ToolOutcome::error(crate::live::NOT_RUN);
+                    self.push(Message::tool(&call, &outcome));
+                    report.tool_calls.push(ToolCallReport { call, outcome });
+                    continue;
+                }
+                self.running_call = Some(call.id.clone());
                 let outcome = match model::arguments_object(&call.arguments) {
                     Ok(arguments) => {
                         self.dispatch(&context.rules, &pool, &plan, &call.name, arguments)
@@ -389,8 +428,12 @@ impl Agent {
                     }
                     Err(e) => ToolOutcome::error(format!("cannot call \"{}\": {e}", call.name)),
                 };
+                self.running_call = None;
                 self.push(Message::tool(&call, &outcome));
                 report.tool_calls.push(ToolCallReport { call, outcome });
+            }
+            if hooks.cancel.is_cancelled() {
+                return Ok(self.stopped(report, String::new()));
             }
         }
         Err(AgentError::RoundLimit(self.max_rounds))
@@ -431,6 +474,16 @@ impl Agent {
         self.funnel(rules, pool, name, arguments).await
     }
 
+    /// Ends a stopped turn: the text produced so far is kept as the assistant's message (LONG-3).
+    fn stopped(&mut self, mut report: TurnReport, text: String) -> TurnReport {
+        if !text.is_empty() {
+            self.push(Message::assistant(text.clone(), Vec::new()));
+        }
+        report.text = text;
+        report.cancelled = true;
+        report
+    }
+
     /// The one execution funnel for every tool call of the model.
     async fn funnel(
         &self,
@@ -459,10 +512,38 @@ impl Agent {
                 "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
             ));
         }
-        match self.manager.call_tool(name, Some(arguments)).await {
+        let hooks = self.call_hooks();
+        match self
+            .manager
+            .call_tool_with(name, Some(arguments), &hooks)
+            .await
+        {
             // The owner is named only in an error result; a success pays no lookup.
             Ok(result) => render(&result, name, || self.manager.tool_owner(name)),
             Err(e) => ToolOutcome::error(self.call_error(name, e)),
+        }
+    }
+
+    /// Progress of an MCP call goes out as the running tool call's (LONG-2); the turn's cancel
+    /// stops it (LONG-3).
+    fn call_hooks(&self) -> CallHooks {
+        let progress: Option<ProgressSink> = match (&self.hooks.events, &self.running_call) {
+            (Some(events), Some(call_id)) => {
+                let (events, call_id) = (events.clone(), call_id.clone());
+                Some(Arc::new(move |p: Progress| {
+                    let _ = events.send(TurnEvent::Progress {
+                        tool_call_id: call_id.clone(),
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    });
+                }))
+            }
+            _ => None,
+        };
+        CallHooks {
+            progress,
+            cancel: Some(self.hooks.cancel.clone()),
         }
     }
 
@@ -533,6 +614,7 @@ impl Agent {
                 self.transcript.path().display()
             );
         }
+        self.hooks.emit(TurnEvent::Message(message.clone()));
         self.history.push(message);
     }
 

@@ -1,12 +1,17 @@
 //! A terminal conversation (`wave-mcp chat`): one line of input is one user message; `/mcp`
 //! lists the MCP servers, `/connect NAME` and `/disconnect NAME` act on one, `/exit` ends.
-//! Tool calls and their results are printed before the model's answer.
+//! The model's text is printed as it streams, each tool call before it runs and its result
+//! when it returns (LONG-1). An interrupt (Ctrl-C) stops the running turn; a second one, or one
+//! at the prompt, quits (LONG-3).
 
 use std::io::{self, Write};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::sync::mpsc;
 
-use crate::agent::{Agent, TurnReport};
+use crate::agent::Agent;
+use crate::live::{CancellationToken, TurnEvent, TurnHooks};
+use crate::message::{Message, Role};
 
 /// Lines of a tool result shown in the terminal.
 const RESULT_LINES: usize = 12;
@@ -14,6 +19,23 @@ const RESULT_LINES: usize = 12;
 /// Reads lines from `input` until it ends or `/exit`, writing to `out`. `prompt` prints `> `
 /// before each line (for an interactive terminal). The agent is not destroyed here.
 pub async fn chat<R, W>(agent: &mut Agent, input: R, out: &mut W, prompt: bool) -> io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: Write,
+{
+    let (_never, interrupts) = mpsc::unbounded_channel();
+    chat_with_interrupts(agent, input, out, prompt, interrupts).await
+}
+
+/// [`chat`], where each message on `interrupts` is a Ctrl-C: it stops the running turn, and
+/// a second one (or one at the prompt) ends the chat.
+pub async fn chat_with_interrupts<R, W>(
+    agent: &mut Agent,
+    input: R,
+    out: &mut W,
+    prompt: bool,
+    mut interrupts: mpsc::UnboundedReceiver<()>,
+) -> io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: Write,
@@ -30,7 +52,11 @@ where
             write!(out, "> ")?;
             out.flush()?;
         }
-        let Some(line) = lines.next_line().await? else {
+        let line = tokio::select! {
+            line = lines.next_line() => line?,
+            Some(()) = interrupts.recv() => None,
+        };
+        let Some(line) = line else {
             return Ok(());
         };
         let line = line.trim();
@@ -50,10 +76,11 @@ where
                 let result = agent.disconnect_mcp_server(argument).await;
                 print_action(out, "disconnected", argument, result)?;
             }
-            _ => match agent.send_message(line).await {
-                Ok(report) => print_turn(out, &report)?,
-                Err(e) => writeln!(out, "error: {e}")?,
-            },
+            _ => {
+                if run_turn(agent, line, out, &mut interrupts).await? == Ended::Quit {
+                    return Ok(());
+                }
+            }
         }
         out.flush()?;
     }
@@ -103,22 +130,120 @@ fn print_action<W: Write>(
     }
 }
 
-fn print_turn<W: Write>(out: &mut W, report: &TurnReport) -> io::Result<()> {
-    for step in &report.tool_calls {
-        writeln!(out, "tool call: {} {}", step.call.name, step.call.arguments)?;
-        let label = if step.outcome.is_error {
-            "tool error"
-        } else {
-            "tool result"
-        };
-        let lines: Vec<&str> = step.outcome.text.lines().collect();
-        writeln!(out, "{label}:")?;
-        for line in lines.iter().take(RESULT_LINES) {
-            writeln!(out, "  {line}")?;
+/// How a turn at the terminal ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    Done,
+    /// A second interrupt: leave the chat.
+    Quit,
+}
+
+/// Runs one turn, printing its events as they come.
+async fn run_turn<W: Write>(
+    agent: &mut Agent,
+    line: &str,
+    out: &mut W,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+) -> io::Result<Ended> {
+    let (events, mut received) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let hooks = TurnHooks {
+        events: Some(events),
+        cancel: cancel.clone(),
+    };
+    let mut printer = Printer::default();
+    let turn = agent.send_message_live(line, hooks);
+    tokio::pin!(turn);
+    let result = loop {
+        tokio::select! {
+            result = &mut turn => break result,
+            Some(event) = received.recv() => printer.show(out, event)?,
+            Some(()) = interrupts.recv() => {
+                if cancel.is_cancelled() {
+                    return Ok(Ended::Quit);
+                }
+                cancel.cancel();
+                printer.end_text(out)?;
+                writeln!(out, "(stopping the turn; Ctrl-C again quits)")?;
+                out.flush()?;
+            }
         }
-        if lines.len() > RESULT_LINES {
-            writeln!(out, "  …({} more lines)", lines.len() - RESULT_LINES)?;
+    };
+    while let Ok(event) = received.try_recv() {
+        printer.show(out, event)?;
+    }
+    printer.end_text(out)?;
+    match result {
+        Ok(report) if report.cancelled => writeln!(out, "(turn stopped)")?,
+        Ok(_) => {}
+        Err(e) => writeln!(out, "error: {e}")?,
+    }
+    Ok(Ended::Done)
+}
+
+/// Prints a turn's events: streamed text as it comes, tool calls and results.
+#[derive(Default)]
+struct Printer {
+    /// Text of an assistant message is being printed (no newline yet).
+    in_text: bool,
+}
+
+impl Printer {
+    fn show<W: Write>(&mut self, out: &mut W, event: TurnEvent) -> io::Result<()> {
+        match event {
+            TurnEvent::Delta(text) => {
+                self.in_text = true;
+                write!(out, "{text}")?;
+            }
+            TurnEvent::Message(message) => self.message(out, &message)?,
+            TurnEvent::Progress {
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                self.end_text(out)?;
+                let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+                let message = message.map(|m| format!(" {m}")).unwrap_or_default();
+                writeln!(out, "progress: {progress}{of}{message}")?;
+            }
+        }
+        out.flush()
+    }
+
+    fn end_text<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
+        if std::mem::take(&mut self.in_text) {
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+
+    fn message<W: Write>(&mut self, out: &mut W, message: &Message) -> io::Result<()> {
+        match message.role {
+            Role::User => Ok(()),
+            Role::Assistant => {
+                self.end_text(out)?;
+                for call in &message.tool_calls {
+                    writeln!(out, "tool call: {} {}", call.name, call.arguments)?;
+                }
+                Ok(())
+            }
+            Role::Tool => {
+                let label = if message.is_error {
+                    "tool error"
+                } else {
+                    "tool result"
+                };
+                let lines: Vec<&str> = message.content.lines().collect();
+                writeln!(out, "{label}:")?;
+                for line in lines.iter().take(RESULT_LINES) {
+                    writeln!(out, "  {line}")?;
+                }
+                if lines.len() > RESULT_LINES {
+                    writeln!(out, "  …({} more lines)", lines.len() - RESULT_LINES)?;
+                }
+                Ok(())
+            }
         }
     }
-    writeln!(out, "{}", report.text)
 }

@@ -18,6 +18,7 @@ pub mod announce;
 mod chat;
 mod error;
 mod exec;
+mod live;
 mod message;
 mod model;
 mod options;
@@ -28,8 +29,9 @@ pub mod tool_search;
 mod transcript;
 
 pub use agent::{Agent, ToolCallReport, ToolOutcome, TurnReport};
-pub use chat::chat;
+pub use chat::{chat, chat_with_interrupts};
 pub use error::AgentError;
+pub use live::{CancellationToken, TurnEvent, TurnHooks};
 pub use message::{Image, Message, Role, ToolCall};
 pub use options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,

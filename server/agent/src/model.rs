@@ -1,6 +1,7 @@
 //! The model client: OpenAI-compatible Chat Completions (`POST {base_url}/chat/completions`,
-//! non-streaming, function tools), which OpenAI, DeepSeek, Qwen, Ollama, vLLM and llama.cpp
-//! servers all speak.
+//! function tools), which OpenAI, DeepSeek, Qwen, Ollama, vLLM and llama.cpp servers all
+//! speak. Turns stream (`stream: true`, see [`stream`]); an endpoint that answers with plain
+//! JSON still works.
 //!
 //! History → wire: the system prompt is the first message of every request and the only
 //! `system` message (many servers reject a `system` message later in the conversation). `isMeta`
@@ -19,6 +20,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::AgentError;
 use crate::message::{Message, Role, ToolCall};
+
+mod stream;
 
 /// A model endpoint, resolved from the options and the environment.
 #[derive(Debug)]
@@ -55,31 +58,6 @@ impl ModelClient {
             timeout,
             http: OnceLock::new(),
         }
-    }
-
-    /// Sends one request and reads the first choice.
-    pub(crate) async fn complete(&self, body: &Value) -> Result<Reply, AgentError> {
-        let http = self.http()?;
-        let mut request = http.post(&self.endpoint).json(body);
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
-        }
-        let failed = |e: reqwest::Error| AgentError::ModelRequest {
-            url: self.endpoint.clone(),
-            reason: e.to_string(),
-        };
-        let response = request.send().await.map_err(failed)?;
-        let status = response.status();
-        let text = response.text().await.map_err(failed)?;
-        if !status.is_success() {
-            return Err(AgentError::ModelStatus {
-                status: status.as_u16(),
-                body: text.chars().take(2000).collect(),
-            });
-        }
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| AgentError::ModelReply(format!("not JSON ({e})")))?;
-        parse_reply(&value)
     }
 
     fn http(&self) -> Result<&reqwest::Client, AgentError> {

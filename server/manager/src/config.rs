@@ -50,9 +50,11 @@ pub struct ServerConfig {
     pub env: BTreeMap<String, String>,
     pub url: Option<String>,
     pub headers: BTreeMap<String, String>,
-    /// `connectTimeoutMs`: spawn/dial + `initialize` + first tool list.
+    /// `startupTimeoutSec` (or `connectTimeoutMs`): spawn/dial + `initialize` + first tool
+    /// list (LONG-4).
     pub connect_timeout: Option<Duration>,
-    /// `toolTimeoutMs`: one `tools/call`.
+    /// `toolTimeoutSec` (or `toolTimeoutMs`): one `tools/call` without progress; each progress
+    /// notification restarts it (LONG-4).
     pub tool_timeout: Option<Duration>,
     /// `oauth`: how to sign in to a remote server (AUTH-2); all optional.
     pub oauth: Option<OAuthConfig>,
@@ -296,8 +298,16 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         env: string_map(obj, "env", at)?,
         url: opt_string(obj, "url", at)?,
         headers: string_map(obj, "headers", at)?,
-        connect_timeout: opt_millis(obj, "connectTimeoutMs", at)?,
-        tool_timeout: opt_millis(obj, "toolTimeoutMs", at)?,
+        connect_timeout: opt_seconds(obj, "startupTimeoutSec", at)?.or(opt_millis(
+            obj,
+            "connectTimeoutMs",
+            at,
+        )?),
+        tool_timeout: opt_seconds(obj, "toolTimeoutSec", at)?.or(opt_millis(
+            obj,
+            "toolTimeoutMs",
+            at,
+        )?),
         oauth: opt_oauth(obj, at)?,
         tool_switches: crate::switches::parse_switches(obj, at)?,
         always_load: crate::switches::parse_always_load(obj, at)?,
@@ -392,6 +402,20 @@ fn opt_millis(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<Du
         Some(_) => Err(format!(
             "{at}.{key}: expected a positive number of milliseconds"
         )),
+    }
+}
+
+/// A positive number of seconds, fractions allowed (LONG-4); anything else names the key.
+fn opt_seconds(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<Duration>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => {
+            match n.as_f64().and_then(|s| Duration::try_from_secs_f64(s).ok()) {
+                Some(duration) if !duration.is_zero() => Ok(Some(duration)),
+                _ => Err(format!("{at}.{key}: expected a positive number of seconds")),
+            }
+        }
+        Some(_) => Err(format!("{at}.{key}: expected a positive number of seconds")),
     }
 }
 

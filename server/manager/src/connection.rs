@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, Tool,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -17,6 +19,7 @@ use crate::auth;
 use crate::config::Transport;
 pub(crate) use crate::error::DialError;
 use crate::headers::header_map;
+use crate::live::ProgressRoutes;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
 use crate::sse;
 
@@ -30,6 +33,8 @@ pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
 #[derive(Clone)]
 pub(crate) struct Client {
     tools_changed: ToolsChanged,
+    /// Where `notifications/progress` of calls in flight go (LONG-2).
+    progress: ProgressRoutes,
 }
 
 impl ClientHandler for Client {
@@ -43,6 +48,14 @@ impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         (self.tools_changed)();
     }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(params);
+    }
 }
 
 /// A connected server: the rmcp session plus, for stdio, the process tree behind it.
@@ -51,6 +64,8 @@ pub(crate) struct Connection {
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
     process: Mutex<Option<ServerProcess>>,
     stderr: Option<StderrTail>,
+    /// The progress sinks of this connection's calls in flight.
+    pub progress: ProgressRoutes,
 }
 
 /// A successful dial.
@@ -78,7 +93,10 @@ pub(crate) async fn dial(
     run_dir: &Path,
     tasks: &TaskTracker,
 ) -> Result<Dialed, DialError> {
-    let client = Client { tools_changed };
+    let client = Client {
+        tools_changed,
+        progress: ProgressRoutes::default(),
+    };
     match transport {
         Transport::Stdio {
             command,
@@ -206,6 +224,7 @@ fn dialed(
 ) -> Dialed {
     Dialed {
         connection: Arc::new(Connection {
+            progress: service.service().progress.clone(),
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
             process: Mutex::new(process),

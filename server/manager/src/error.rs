@@ -32,6 +32,9 @@ pub enum Error {
         tool: String,
         millis: u128,
     },
+    /// The caller stopped the call; the server was sent `notifications/cancelled` (LONG-3).
+    #[error("tool \"{tool}\" of MCP server \"{server}\" was cancelled: the user stopped the turn")]
+    ToolCancelled { server: String, tool: String },
     #[error("tool \"{tool}\" of MCP server \"{server}\" failed: {reason}")]
     ToolCall {
         server: String,

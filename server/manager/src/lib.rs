@@ -9,6 +9,7 @@ mod connection;
 mod error;
 mod files;
 mod headers;
+pub mod live;
 mod login;
 mod manager;
 pub mod names;
@@ -20,6 +21,7 @@ pub mod switches;
 
 pub use config::{ConfigProblem, Source};
 pub use error::Error;
+pub use live::{CallHooks, CancellationToken, Progress, ProgressSink};
 pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout};
 pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,

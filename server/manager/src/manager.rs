@@ -32,8 +32,8 @@ use crate::switches::{self, ToolSwitches};
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Default time for one tool call.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default time for one tool call without progress (`toolTimeoutSec`, LONG-4).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
 /// Snapshots a subscriber may fall behind before it sees `Lagged`.
 const SUBSCRIBER_BACKLOG: usize = 512;
 /// Default time a stdio server gets between SIGTERM and SIGKILL.
@@ -216,6 +216,7 @@ enum Route {
 
 struct LiveRoute {
     peer: rmcp::Peer<rmcp::RoleClient>,
+    progress: crate::live::ProgressRoutes,
     server: String,
     tool: String,
     timeout: Duration,
@@ -650,6 +651,18 @@ impl McpManager {
         full_name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(full_name, arguments, &crate::live::CallHooks::default())
+            .await
+    }
+
+    /// [`McpManager::call_tool`] with progress and cancel hooks (LONG-2, LONG-3). The call's
+    /// timeout restarts with each progress notification (LONG-4).
+    pub async fn call_tool_with(
+        &self,
+        full_name: &str,
+        arguments: Option<Map<String, Value>>,
+        hooks: &crate::live::CallHooks,
+    ) -> Result<CallToolResult, Error> {
         let live = match self.route(full_name)? {
             Route::Live(live) => live,
             Route::Reconnecting {
@@ -674,6 +687,7 @@ impl McpManager {
         };
         let LiveRoute {
             peer,
+            progress,
             server,
             tool,
             timeout,
@@ -682,19 +696,14 @@ impl McpManager {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        match tokio::time::timeout(timeout, peer.call_tool(params)).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(Error::ToolCall {
-                server,
-                tool,
-                reason: e.to_string(),
-            }),
-            Err(_) => Err(Error::ToolTimeout {
-                server,
-                tool,
-                millis: timeout.as_millis(),
-            }),
-        }
+        let target = crate::live::Target {
+            peer: &peer,
+            routes: &progress,
+            server: &server,
+            tool: &tool,
+            timeout,
+        };
+        crate::live::call(target, params, hooks).await
     }
 
     /// The reason a server is in `error`, if it is.
@@ -733,6 +742,7 @@ impl McpManager {
             {
                 return Ok(Route::Live(LiveRoute {
                     peer: live.connection.peer.clone(),
+                    progress: live.connection.progress.clone(),
                     server: slot.entry.name.clone(),
                     tool: tool.name.clone(),
                     timeout: timeout(),

@@ -35,6 +35,7 @@ use wave_mcp_protocol::{
     SessionHistory, SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend,
     SessionSendAccepted, SessionSendParams, SetToolEnabledParams,
 };
+use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
 
 use sessions::Registry;
 
@@ -110,6 +111,7 @@ pub async fn run() -> Result<()> {
     .custom_method(SessionSend::METHOD, Backend::dispatch::<SessionSend>)
     .custom_method(SessionHistory::METHOD, Backend::dispatch::<SessionHistory>)
     .custom_method(SessionDestroy::METHOD, Backend::dispatch::<SessionDestroy>)
+    .custom_method(SessionCancel::METHOD, Backend::dispatch::<SessionCancel>)
     .finish();
     let server = Server::new(stdin(), tokio::io::stdout(), socket).concurrency_level(CONCURRENCY);
     tokio::select! {
@@ -364,6 +366,13 @@ impl Handles<SessionHistory> for Backend {
     async fn handle(&self, params: SessionHistoryParams) -> jsonrpc::Result<SessionHistoryResult> {
         let session = self.registry()?.get(Some(&params.session_id))?;
         Ok(session.history().await)
+    }
+}
+
+impl Handles<SessionCancel> for Backend {
+    async fn handle(&self, params: SessionCancelParams) -> jsonrpc::Result<SessionCancelResult> {
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.cancel())
     }
 }
 

@@ -32,8 +32,10 @@ use wave_mcp_protocol::{
     McpOpenUrl, McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
     SessionCreateParams, SessionCreated, SessionDestroyed, SessionHistoryEntry,
     SessionHistoryResult, SessionMessage, SessionMessageParams, SessionSendAccepted,
-    SessionTurnEnded, SessionTurnEndedParams, SetToolEnabledParams,
+    SetToolEnabledParams,
 };
+
+mod live;
 
 use super::watch::ConfigWatcher;
 use super::{Failure, absolute, config_edit, tool_switch_edit};
@@ -164,6 +166,8 @@ pub struct Session {
     conversation: tokio::sync::Mutex<Conversation>,
     /// Runs the queued turns one after another (CHAT-2); aborted by teardown.
     turn_worker: Mutex<Option<JoinHandle<()>>>,
+    /// The running turn and its stop switch (LONG-3).
+    stop: live::Stop,
 }
 
 impl Session {
@@ -232,6 +236,7 @@ impl Session {
             reload: tokio::sync::Mutex::new(()),
             conversation: tokio::sync::Mutex::default(),
             turn_worker: Mutex::new(None),
+            stop: live::Stop::default(),
         }
     }
 
@@ -461,39 +466,11 @@ impl Session {
         }
     }
 
-    /// Runs one turn and records what it added to the agent's history: meta, assistant and
-    /// tool messages (the user's own message was recorded when it was sent), then the end.
+    /// Runs one turn and records what it adds to the agent's history as it is added: meta,
+    /// assistant and tool messages (the user's own message was recorded when it was sent), then
+    /// the end (see `live.rs`).
     async fn run_turn(&self, turn: u64, text: String) {
-        let Some(agent) = &self.agent else {
-            return;
-        };
-        let (result, added) = {
-            let mut agent = agent.lock().await;
-            let start = agent.history().len();
-            let result = agent.send_message(&text).await;
-            let added: Vec<Message> = agent.history().get(start..).unwrap_or_default().to_vec();
-            (result, added)
-        };
-        let mut conversation = self.conversation.lock().await;
-        let mut own_message = true;
-        for message in added {
-            let typed = message.role == Role::User && !message.is_meta && message.content == text;
-            if typed && std::mem::take(&mut own_message) {
-                continue;
-            }
-            self.record(&mut conversation, turn, chat_message(message))
-                .await;
-        }
-        conversation.running.retain(|&t| t != turn);
-        let params = SessionTurnEndedParams {
-            session_id: self.id.clone(),
-            turn,
-            error: result.err().map(|e| e.to_string()),
-        };
-        self.publisher
-            .client
-            .send_notification::<SessionTurnEnded>(params)
-            .await;
+        self.run_live_turn(turn, text).await;
     }
 
     /// Counts a reconfiguration in, unless the session is destroyed or queued for it.

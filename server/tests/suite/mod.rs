@@ -9,6 +9,7 @@ mod config;
 mod faults;
 mod faults_reap;
 mod lifecycle;
+mod long;
 mod lsp;
 mod peers;
 mod reap;

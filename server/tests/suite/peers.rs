@@ -39,7 +39,7 @@ fn skip_or_fail(why: &str) {
 }
 
 /// `$WAVE_PEERS_DIR/<rel>` when it exists; otherwise skips (or, in CI, fails: [`skip_or_fail`]).
-fn peer_path(peer: &str, rel: &str) -> Option<PathBuf> {
+pub(super) fn peer_path(peer: &str, rel: &str) -> Option<PathBuf> {
     let skip = || {
         skip_or_fail(&format!(
             "{peer} not installed (run scripts/install-peers.sh)"
@@ -74,7 +74,7 @@ fn everything_instructions() -> String {
     std::fs::read_to_string(doc).unwrap()
 }
 
-fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     let python = peer_path("PyPI mcp (venv)", "venv/bin/python")?;
     let sdk = python.parent().unwrap().parent().unwrap().join("lib");
     let has_mcp = std::fs::read_dir(&sdk)
@@ -97,7 +97,7 @@ fn py_server_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/py_server.py")
 }
 
-fn marker_env(sandbox: &Sandbox) -> (String, String) {
+pub(super) fn marker_env(sandbox: &Sandbox) -> (String, String) {
     (MARKER_VAR.to_string(), sandbox.root.display().to_string())
 }
 
@@ -130,7 +130,7 @@ fn comm(pid: u32) -> String {
 }
 
 /// Live processes whose environment holds this sandbox's marker.
-fn marked_processes(sandbox: &Sandbox) -> Vec<u32> {
+pub(super) fn marked_processes(sandbox: &Sandbox) -> Vec<u32> {
     let (var, value) = marker_env(sandbox);
     let wanted = format!("{var}={value}");
     all_pids()

@@ -64,6 +64,10 @@ const LONG_TOOL_NAME: &str =
 /// exposed when named in `--tools`, so the default list stays as it was.
 const SET_TOOLS: &str = "set_tools";
 
+/// The tool that reports progress and records cancellation (LONG-2, LONG-3). Only exposed when
+/// named in `--tools`, like [`SET_TOOLS`].
+const PROGRESS_TOOL: &str = "progress";
+
 /// Every tool this server exposes by default; `--tools` may also name [`SET_TOOLS`].
 const ALL_TOOLS: &[&str] = &[
     "echo",
@@ -236,6 +240,18 @@ struct SlowArgs {
     ms: u64,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ProgressArgs {
+    /// How many steps.
+    steps: u32,
+    /// Milliseconds per step.
+    ms: u64,
+    /// Report the total with each step (default true).
+    #[serde(default)]
+    with_total: Option<bool>,
+}
+
 #[derive(Clone, Debug)]
 struct TestServer {
     settings: Arc<Settings>,
@@ -278,6 +294,39 @@ impl TestServer {
     async fn slow(&self, Parameters(SlowArgs { ms }): Parameters<SlowArgs>) -> String {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         format!("slept {ms}")
+    }
+
+    #[tool(
+        description = "Work through `steps` steps of `ms` milliseconds, reporting progress after each; records `progress-cancelled <pid> <request id>` when told to stop."
+    )]
+    async fn progress(
+        &self,
+        Parameters(args): Parameters<ProgressArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        let events = &self.settings.events;
+        let id = context.id.to_string();
+        events.record("progress-started", Some(&id));
+        let token = context.meta.get_progress_token();
+        for step in 1..=args.steps {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(args.ms)) => {}
+                () = context.ct.cancelled() => {
+                    events.record("progress-cancelled", Some(&id));
+                    return format!("cancelled at step {step}");
+                }
+            }
+            let Some(token) = &token else {
+                continue;
+            };
+            let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64)
+                .with_message(format!("step {step} of {}", args.steps));
+            if args.with_total != Some(false) {
+                param = param.with_total(args.steps as f64);
+            }
+            let _ = context.peer.notify_progress(param).await;
+        }
+        format!("did {} steps", args.steps)
     }
 
     #[tool(description = "Exit the server process with code 9 without answering.")]
@@ -463,7 +512,7 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         .map(str::trim)
         .filter(|name| !name.is_empty())
     {
-        if !ALL_TOOLS.contains(&name) && name != SET_TOOLS {
+        if !ALL_TOOLS.contains(&name) && name != SET_TOOLS && name != PROGRESS_TOOL {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",
                 ALL_TOOLS.join(", ")

@@ -1,5 +1,8 @@
 //! The scripted fake model every Rust suite uses: an OpenAI-compatible Chat Completions server
-//! on 127.0.0.1 (axum) that answers from a script and records every request body.
+//! on 127.0.0.1 (axum) that answers from a script and records every request body. A request
+//! with `stream: true` is answered as a `text/event-stream` of chunks (text word by word, tool
+//! calls in pieces), optionally paced; [`FakeModel::start_without_streaming`] is an endpoint
+//! that ignores `stream` and always answers with one JSON body.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -22,6 +25,11 @@ pub enum Step {
     Call(Vec<(String, Value)>),
     /// This answer, sent only after a pause (a slow model: what runs meanwhile shows).
     After(Duration, Box<Step>),
+    /// This answer, streamed with this pause before each chunk after the first.
+    Paced(Duration, Box<Step>),
+    /// Streams this text, then keeps the stream open without ending it (a model still
+    /// generating, until the client goes away).
+    Stall(String),
 }
 
 pub fn say(text: &str) -> Step {
@@ -37,6 +45,16 @@ pub fn after(ms: u64, step: Step) -> Step {
     Step::After(Duration::from_millis(ms), Box::new(step))
 }
 
+/// `step`, streamed with `ms` milliseconds before each chunk after the first.
+pub fn paced(ms: u64, step: Step) -> Step {
+    Step::Paced(Duration::from_millis(ms), Box::new(step))
+}
+
+/// Streams `text`, then never ends the answer.
+pub fn stall(text: &str) -> Step {
+    Step::Stall(text.to_string())
+}
+
 /// `Exec` with this script.
 pub fn exec(script: &str) -> Step {
     call("Exec", json!({ "script": script }))
@@ -46,6 +64,10 @@ pub fn exec(script: &str) -> Step {
 struct FakeState {
     script: Mutex<VecDeque<Step>>,
     requests: Mutex<Vec<Value>>,
+    /// Answers `stream: true` with an event stream.
+    streams: bool,
+    /// When each streamed answer's first chunk was written.
+    first_chunks: Mutex<Vec<std::time::Instant>>,
 }
 
 /// An OpenAI-compatible Chat Completions server on 127.0.0.1 that records every request body and
@@ -59,7 +81,19 @@ pub struct FakeModel {
 
 impl FakeModel {
     pub async fn start(script: Vec<Step>) -> FakeModel {
-        let state = Arc::new(FakeState::default());
+        FakeModel::serve(script, true).await
+    }
+
+    /// A model endpoint without streaming: `stream: true` is ignored, every answer is JSON.
+    pub async fn start_without_streaming(script: Vec<Step>) -> FakeModel {
+        FakeModel::serve(script, false).await
+    }
+
+    async fn serve(script: Vec<Step>, streams: bool) -> FakeModel {
+        let state = Arc::new(FakeState {
+            streams,
+            ..FakeState::default()
+        });
         state.script.lock().unwrap().extend(script);
         let router = Router::new()
             .route("/v1/chat/completions", post(answer))
@@ -93,6 +127,11 @@ impl FakeModel {
     pub fn last_request(&self) -> Value {
         self.requests().last().cloned().expect("no request yet")
     }
+
+    /// When the first chunk of each streamed answer was written, in order.
+    pub fn first_chunks(&self) -> Vec<std::time::Instant> {
+        self.state.first_chunks.lock().unwrap().clone()
+    }
 }
 
 impl Drop for FakeModel {
@@ -118,9 +157,18 @@ async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoRe
         tokio::time::sleep(pause).await;
         step = *next;
     }
+    let streamed = request_streams(&state, number);
+    if streamed {
+        return stream(state, number, step).into_response();
+    }
+    let step = match step {
+        Step::Paced(_, step) => *step,
+        Step::Stall(text) => Step::Say(text),
+        step => step,
+    };
     let message = match step {
         Step::Say(text) => json!({ "role": "assistant", "content": text }),
-        Step::After(..) => unreachable!("unwrapped above"),
+        Step::After(..) | Step::Paced(..) | Step::Stall(_) => unreachable!("unwrapped above"),
         Step::Call(calls) => json!({
             "role": "assistant",
             "content": null,
@@ -141,4 +189,93 @@ async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoRe
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
     )
+        .into_response()
+}
+
+/// Whether request `number` asked for a stream and this model streams.
+fn request_streams(state: &FakeState, number: usize) -> bool {
+    let requests = state.requests.lock().unwrap();
+    state.streams && requests[number - 1]["stream"] == json!(true)
+}
+
+/// The answer as Chat Completions chunks (`data: {...}` events, then `data: [DONE]`).
+fn stream(state: Arc<FakeState>, number: usize, step: Step) -> axum::response::Response {
+    let (pace, step) = match step {
+        Step::Paced(pace, step) => (pace, *step),
+        step => (Duration::ZERO, step),
+    };
+    let chunk = |delta: Value| {
+        let body = json!({
+            "id": format!("chatcmpl-{number}"),
+            "object": "chat.completion.chunk",
+            "model": "fake",
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": null }],
+        });
+        format!("data: {body}\n\n")
+    };
+    let mut chunks = vec![chunk(json!({ "role": "assistant", "content": "" }))];
+    let mut stall = false;
+    match step {
+        Step::Say(text) => chunks.extend(
+            text.split_inclusive(' ')
+                .map(|word| chunk(json!({ "content": word }))),
+        ),
+        Step::Stall(text) => {
+            stall = true;
+            chunks.extend(
+                text.split_inclusive(' ')
+                    .map(|word| chunk(json!({ "content": word }))),
+            );
+        }
+        Step::Call(calls) => {
+            for (i, (name, arguments)) in calls.iter().enumerate() {
+                let text = arguments.to_string();
+                let (head, tail) = text.split_at(text.len() / 2);
+                chunks.push(chunk(json!({ "tool_calls": [{
+                    "index": i, "id": format!("call_{number}_{i}"), "type": "function",
+                    "function": { "name": name, "arguments": "" },
+                }]})));
+                for part in [head, tail] {
+                    chunks.push(chunk(json!({ "tool_calls": [{
+                        "index": i, "function": { "arguments": part },
+                    }]})));
+                }
+            }
+        }
+        Step::After(..) | Step::Paced(..) => unreachable!("unwrapped by the caller"),
+    }
+    if !stall {
+        chunks.push("data: [DONE]\n\n".to_string());
+    }
+    let (sender, receiver) = tokio::sync::mpsc::channel::<String>(1);
+    tokio::spawn(async move {
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            if i > 0 && !pace.is_zero() {
+                tokio::time::sleep(pace).await;
+            }
+            if sender.send(chunk).await.is_err() {
+                return;
+            }
+            if i == 0 {
+                state
+                    .first_chunks
+                    .lock()
+                    .unwrap()
+                    .push(std::time::Instant::now());
+            }
+        }
+        if stall {
+            // Open until the client hangs up.
+            sender.closed().await;
+        }
+    });
+    let body = futures::stream::unfold(receiver, |mut receiver| async move {
+        let chunk = receiver.recv().await?;
+        Some((Ok::<_, std::convert::Infallible>(chunk), receiver))
+    });
+    (
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
 }

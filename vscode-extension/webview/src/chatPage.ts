@@ -1,7 +1,13 @@
 // The chat (session) view: the workspace's session as the sidecar records it (CHAT-1), an
 // input, Send. `/mcp` opens the settings page instead of being sent (UI-1).
 
-import type { ChatMessage, SessionMessageParams, SessionTurnEndedParams } from "../../src/protocol.generated";
+import type {
+  ChatMessage,
+  SessionDeltaParams,
+  SessionMessageParams,
+  SessionProgressParams,
+  SessionTurnEndedParams,
+} from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
 import {
   addMessage,
@@ -19,6 +25,17 @@ import {
   type ChatState,
 } from "./chatState";
 import { h } from "./dom";
+import {
+  deltaArrived,
+  fraction,
+  initialLive,
+  messageArrived,
+  progressArrived,
+  runningCalls,
+  stopRequested,
+  turnOver,
+  type LiveState,
+} from "./liveState";
 import { t, type Lang } from "./i18n";
 import { errorText } from "./settingsPage";
 
@@ -28,6 +45,11 @@ export class ChatPage {
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly status: HTMLElement;
+  /** LONG-1 … LONG-3: streaming text, progress, Stop. */
+  private live: LiveState = initialLive();
+  private readonly stopButton: HTMLButtonElement;
+  /** Tool calls whose results arrived, so no longer running. */
+  private running = new Set<string>();
 
   constructor(
     root: HTMLElement,
@@ -47,6 +69,7 @@ export class ChatPage {
     }) as HTMLTextAreaElement;
     this.sendButton = h("button", { class: "primary", id: "chat-send", onclick: () => void this.submit() }, L("send")) as HTMLButtonElement;
     this.status = h("div", { class: "chat-status muted", id: "chat-status" });
+    this.stopButton = h("button", { id: "chat-stop", class: "secondary", hidden: true, onclick: () => void this.stop() }, L("stop")) as HTMLButtonElement;
     this.input.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
@@ -61,15 +84,23 @@ export class ChatPage {
     root.replaceChildren(
       toolbar,
       this.log,
-      h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.sendButton)),
+      h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.stopButton, this.sendButton)),
     );
     bridge.onPush((method, params) => {
-      if (method === "wave/session/message") {
-        this.set(addMessage(this.state, params as SessionMessageParams));
+      if (method === "wave/session/delta") {
+        this.setLive(deltaArrived(this.live, this.state.sessionId, params as SessionDeltaParams));
+      } else if (method === "wave/session/progress") {
+        this.setLive(progressArrived(this.live, this.state.sessionId, params as SessionProgressParams));
+      } else if (method === "wave/session/message") {
+        const p = params as SessionMessageParams;
+        if (p.sessionId === this.state.sessionId) this.live = messageArrived(this.live, p.turn, p.message.role);
+        this.set(addMessage(this.state, p));
         if (this.state.gap) void this.loadHistory();
       } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
-        this.set(turnEnded(this.state, p.sessionId, p.turn, p.error ? t(lang, "turnFailed", { reason: p.error }) : undefined));
+        if (p.sessionId === this.state.sessionId) this.live = turnOver(this.live, p.turn);
+        const note = p.error ? t(lang, "turnFailed", { reason: p.error }) : p.cancelled ? t(lang, "turnStopped") : undefined;
+        this.set(turnEnded(this.state, p.sessionId, p.turn, note));
       } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
     });
     this.render();
@@ -126,6 +157,23 @@ export class ChatPage {
     }
   }
 
+  /** LONG-3: the Stop button. */
+  private async stop(): Promise<void> {
+    this.setLive(stopRequested(this.live));
+    try {
+      await this.bridge.request("wave/session/cancel", { sessionId: this.state.sessionId });
+    } catch (e) {
+      this.setLive(turnOver(this.live, -1));
+      this.set(sendFailed(this.state, errorText(e)));
+    }
+  }
+
+  private setLive(next: LiveState): void {
+    if (next === this.live) return;
+    this.live = next;
+    this.render();
+  }
+
   private set(next: ChatState): void {
     if (next === this.state) return;
     this.state = next;
@@ -136,12 +184,26 @@ export class ChatPage {
     const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
     const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
     const visible = conversation(this.state).filter((e) => isVisible(e.message));
+    this.running = runningCalls(this.state.entries, this.state.running);
     const items: HTMLElement[] = visible.map((e) => this.messageEl(e.message));
+    for (const [turn, text] of this.live.streaming) {
+      if (!this.state.running.has(turn) || text === "") continue;
+      items.push(
+        h(
+          "div",
+          { class: "msg msg-assistant streaming", "data-role": "assistant-streaming", "data-turn": turn },
+          h("div", { class: "msg-who" }, L("agent")),
+          h("div", { class: "msg-text" }, text),
+        ),
+      );
+    }
     if (items.length === 0) items.push(h("div", { class: "chat-empty muted" }, L("chatEmpty")));
     for (const err of this.state.errors) items.push(h("div", { class: "chat-error error-text" }, err));
     this.log.replaceChildren(...items);
     if (atBottom) this.log.scrollTop = this.log.scrollHeight;
     this.status.textContent = isBusy(this.state) ? L("thinking") : "";
+    this.stopButton.hidden = this.state.running.size === 0;
+    this.stopButton.disabled = this.live.stopping;
   }
 
   private messageEl(m: ChatMessage): HTMLElement {
@@ -161,7 +223,33 @@ export class ChatPage {
       { class: `msg msg-${m.role}`, "data-role": m.role },
       h("div", { class: "msg-who" }, who),
       m.content ? h("div", { class: "msg-text" }, m.content) : null,
-      m.toolCalls.map((c) => h("div", { class: "tool-call muted" }, "→ ", L("toolCall", { name: c.name }), " ", h("code", {}, c.arguments))),
+      m.toolCalls.map((c) =>
+        h(
+          "div",
+          { class: "tool-call muted" },
+          "→ ",
+          L("toolCall", { name: c.name }),
+          " ",
+          h("code", {}, c.arguments),
+          this.running.has(c.id) ? this.progressEl(c.id, c.name) : null,
+        ),
+      ),
     );
+  }
+
+  /** LONG-2: a running call: a bar when the total is known, else its message and a spinner. */
+  private progressEl(callId: string, name: string): HTMLElement {
+    const p = this.live.progress.get(callId);
+    const share = p ? fraction(p) : undefined;
+    const label = p?.message ?? t(this.lang, "toolRunning", { name });
+    if (share !== undefined) {
+      return h(
+        "div",
+        { class: "tool-running", "data-call": callId },
+        h("progress", { class: "tool-progress", max: 1, value: share }),
+        h("span", { class: "tool-progress-text" }, label),
+      );
+    }
+    return h("div", { class: "tool-running", "data-call": callId }, h("span", { class: "spinner", "aria-hidden": "true" }), h("span", { class: "tool-progress-text" }, label));
   }
 }

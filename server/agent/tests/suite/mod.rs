@@ -6,5 +6,6 @@ mod chat;
 mod exec;
 mod faults;
 mod lifecycle;
+mod long;
 mod support;
 mod turns;

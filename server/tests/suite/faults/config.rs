@@ -118,6 +118,11 @@ fn broken_files() -> Vec<(String, Vec<u8>, Shows)> {
         ("type a number".into(), br#"{"mcpServers": {"bad": {"type": 7, "command": "x"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.type")),
         ("negative timeout".into(), br#"{"mcpServers": {"bad": {"command": "x", "connectTimeoutMs": -1}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.connectTimeoutMs")),
         ("timeout beyond u64".into(), br#"{"mcpServers": {"bad": {"command": "x", "toolTimeoutMs": 1e400}}}"#.to_vec(), Shows::FileProblem),
+        // LONG-4: the seconds keys.
+        ("negative startupTimeoutSec".into(), br#"{"mcpServers": {"bad": {"command": "x", "startupTimeoutSec": -1}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.startupTimeoutSec")),
+        ("zero toolTimeoutSec".into(), br#"{"mcpServers": {"bad": {"command": "x", "toolTimeoutSec": 0}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.toolTimeoutSec")),
+        ("toolTimeoutSec a string".into(), br#"{"mcpServers": {"bad": {"command": "x", "toolTimeoutSec": "600"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.toolTimeoutSec")),
+        ("toolTimeoutSec beyond Duration".into(), br#"{"mcpServers": {"bad": {"command": "x", "toolTimeoutSec": 1e300}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.toolTimeoutSec")),
         ("oauth a string".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": "yes"}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth")),
         ("oauth callbackPort 0".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"callbackPort": 0}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.callbackPort")),
         ("oauth callbackPort beyond u16".into(), br#"{"mcpServers": {"bad": {"url": "http://x", "oauth": {"callbackPort": 70000}}}}"#.to_vec(), Shows::ServerError("mcpServers.bad.oauth.callbackPort")),

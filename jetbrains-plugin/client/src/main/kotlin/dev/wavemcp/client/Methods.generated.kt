@@ -20,6 +20,9 @@ object Methods {
     const val SESSION_HISTORY = "wave/session/history"
     const val SESSION_MESSAGE = "wave/session/message"
     const val SESSION_TURN_ENDED = "wave/session/turnEnded"
+    const val SESSION_DELTA = "wave/session/delta"
+    const val SESSION_PROGRESS = "wave/session/progress"
+    const val SESSION_CANCEL = "wave/session/cancel"
     const val SESSION_DESTROY = "wave/session/destroy"
     const val HOST_OPEN_FILE = "host/openFile"
     const val HOST_CLOSE_SETTINGS = "host/closeSettings"
@@ -31,8 +34,8 @@ object Methods {
     const val HOST_SIDECAR_RESTARTED = "host/sidecarRestarted"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
-    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY)
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
-    val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED)
+    val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS)
 }

@@ -1,0 +1,173 @@
+//! Live tool calls: every `tools/call` carries a `progressToken` (rmcp sets one per request);
+//! the server's `notifications/progress` for it reach the caller's [`CallHooks::progress`]
+//! and restart the call's timeout (LONG-2); a call the caller stops, or one past its timeout,
+//! gets `notifications/cancelled` with its request id and a reason (LONG-3, LONG-4).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
+pub use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+
+/// The reason sent with `notifications/cancelled` when the user stops a turn.
+pub const STOPPED_BY_USER: &str = "the user stopped the turn";
+
+/// One `notifications/progress` of a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Receives the progress of one call.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// What a caller can attach to one tool call.
+#[derive(Clone, Default)]
+pub struct CallHooks {
+    /// Called for each `notifications/progress` of the call.
+    pub progress: Option<ProgressSink>,
+    /// Cancelled: the call ends with [`Error::ToolCancelled`] and the server is told.
+    pub cancel: Option<CancellationToken>,
+}
+
+/// The progress sinks of one connection's calls in flight, by progress token. The connection's
+/// client handler routes `notifications/progress` through it.
+#[derive(Clone, Default)]
+pub(crate) struct ProgressRoutes(Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>);
+
+impl ProgressRoutes {
+    pub(crate) fn deliver(&self, params: ProgressNotificationParam) {
+        let sink = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink {
+            sink(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+    }
+
+    fn insert(&self, token: ProgressToken, sink: ProgressSink) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token, sink);
+    }
+
+    fn remove(&self, token: &ProgressToken) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(token);
+    }
+}
+
+/// Where one call goes.
+pub(crate) struct Target<'a> {
+    pub peer: &'a Peer<RoleClient>,
+    pub routes: &'a ProgressRoutes,
+    pub server: &'a str,
+    pub tool: &'a str,
+    /// Without progress for this long, the call is cancelled (each progress restarts it).
+    pub timeout: Duration,
+}
+
+/// Sends `tools/call` and waits for its result, its timeout or the caller's cancel.
+pub(crate) async fn call(
+    target: Target<'_>,
+    params: CallToolRequestParams,
+    hooks: &CallHooks,
+) -> Result<CallToolResult, Error> {
+    let Target {
+        peer,
+        routes,
+        server,
+        tool,
+        timeout,
+    } = target;
+    let failed = |reason: String| Error::ToolCall {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        reason,
+    };
+    let cancel = hooks.cancel.clone().unwrap_or_default();
+    if cancel.is_cancelled() {
+        return Err(Error::ToolCancelled {
+            server: server.to_string(),
+            tool: tool.to_string(),
+        });
+    }
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+    let handle = peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let (id, token) = (handle.id.clone(), handle.progress_token.clone());
+    if let Some(sink) = &hooks.progress {
+        routes.insert(token.clone(), sink.clone());
+    }
+    let _unroute = Unroute { routes, token };
+    let response = tokio::select! {
+        response = handle.await_response() => response,
+        () = cancel.cancelled() => {
+            send_cancelled(peer, id, STOPPED_BY_USER).await;
+            return Err(Error::ToolCancelled {
+                server: server.to_string(),
+                tool: tool.to_string(),
+            });
+        }
+    };
+    match response {
+        Ok(ServerResult::CallToolResult(result)) => Ok(result),
+        // A result without `content` decodes as an empty result.
+        Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
+        Ok(_) => Err(failed("unexpected response to tools/call".into())),
+        // rmcp has sent `notifications/cancelled` ("request timeout") already.
+        Err(ServiceError::Timeout { .. }) => Err(Error::ToolTimeout {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            millis: timeout.as_millis(),
+        }),
+        Err(e) => Err(failed(e.to_string())),
+    }
+}
+
+/// `notifications/cancelled` for request `id`.
+async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
+    let notification = CancelledNotification::new(CancelledNotificationParam::new(
+        Some(id),
+        Some(reason.to_string()),
+    ));
+    if let Err(e) = peer.send_notification(notification.into()).await {
+        tracing::info!("cannot send notifications/cancelled: {e}");
+    }
+}
+
+/// Removes a call's progress route when the call ends, however it ends.
+struct Unroute<'a> {
+    routes: &'a ProgressRoutes,
+    token: ProgressToken,
+}
+
+impl Drop for Unroute<'_> {
+    fn drop(&mut self) {
+        self.routes.remove(&self.token);
+    }
+}

@@ -1,0 +1,136 @@
+// Live turns in the shared chat page, headless Chromium against the REAL sidecar (`wave-mcp lsp`)
+// and our test server, through the JCEF adapter: streamed text (LONG-1), a running tool call
+// with its progress bar (LONG-2) and Stop (LONG-3), with the server's record of the cancel.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromium } from "playwright-core";
+import { attachRelay, CHROMIUM, CHROMIUM_ARGS, makeSandbox, outputDir, serveWebview, startSidecar, testServerBin, until } from "./support.mjs";
+
+/**
+ * An OpenAI-compatible model that streams (SSE) from a script: `{ say, gapMs }` streams the
+ * words with a pause before each, `{ call, arguments }` streams one tool call.
+ */
+async function startStreamingModel(script) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", async () => {
+      requests.push(JSON.parse(body || "{}"));
+      const step = script[requests.length - 1] ?? { say: "(script exhausted)" };
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const send = (delta) => res.write(`data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta }] })}\n\n`);
+      send({ role: "assistant", content: "" });
+      if (step.call) {
+        send({ tool_calls: [{ index: 0, id: `call_${requests.length}`, type: "function", function: { name: step.call, arguments: "" } }] });
+        send({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(step.arguments) } }] });
+      } else {
+        for (const word of step.say.split(/(?<= )/)) {
+          await new Promise((r) => setTimeout(r, step.gapMs ?? 0));
+          if (res.destroyed) return;
+          send({ content: word });
+        }
+      }
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+let browser;
+let web;
+
+before(async () => {
+  fs.mkdirSync(outputDir, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  web = await serveWebview();
+});
+
+after(async () => {
+  await browser?.close();
+  await web?.close();
+});
+
+async function openChat(sandbox, model) {
+  const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
+  const context = await browser.newContext({ viewport: { width: 700, height: 760 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const relay = await attachRelay(page, sidecar);
+  await page.goto(`${web.url}?page=chat&lang=en`);
+  await page.waitForSelector("body[data-ready=true]");
+  return { sidecar, context, page, errors, relay };
+}
+
+describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
+  test("LONG-1: the answer streams into the page, then the complete message replaces it", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    const answer = "this answer arrives one word at a time so you can watch it grow";
+    const model = await startStreamingModel([{ say: answer, gapMs: 150 }]);
+    const { sidecar, context, page, errors, relay } = await openChat(sandbox, model);
+    try {
+      await page.locator("#chat-input").fill("stream please");
+      await page.locator("#chat-send").click();
+      const streaming = page.locator("[data-role=assistant-streaming] .msg-text");
+      await streaming.waitFor({ timeout: 30_000 });
+      await until(async () => ((await streaming.textContent()) ?? "").split(" ").length >= 4, "a few words streamed");
+      const partial = await streaming.textContent();
+      assert.ok(answer.startsWith(partial) && partial.length < answer.length, `partial: ${partial}`);
+      assert.ok(await page.locator("#chat-stop").isVisible(), "Stop shows while the turn runs");
+      await page.screenshot({ path: path.join(outputDir, "40-chat-streaming.png"), fullPage: true });
+      await page.locator(".msg-assistant:not(.streaming)", { hasText: answer }).waitFor({ timeout: 30_000 });
+      await until(async () => (await page.locator("[data-role=assistant-streaming]").count()) === 0, "the streaming text is replaced");
+      await until(async () => !(await page.locator("#chat-stop").isVisible()), "Stop hides when the turn ends");
+      assert.ok(relay.pushes.filter((p) => p.method === "wave/session/delta").length >= 10, "the deltas were forwarded");
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      await model.close();
+      sandbox.cleanup();
+    }
+  });
+
+  test("LONG-2, LONG-3: a running call shows its progress bar; Stop cancels it on the server and the turn ends stopped", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    const events = path.join(sandbox.root, "events.log");
+    fs.writeFileSync(
+      path.join(sandbox.workdir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { work: { command: testServerBin, args: ["--tools", "progress", "--event-log", events] } } }),
+    );
+    const model = await startStreamingModel([{ call: "mcp__work__progress", arguments: { steps: 200, ms: 300 } }, { say: "after the stop" }]);
+    const { sidecar, context, page, errors } = await openChat(sandbox, model);
+    try {
+      await page.locator("#chat-input").fill("do the long job");
+      await page.locator("#chat-send").click();
+      const bar = page.locator(".tool-running progress.tool-progress");
+      await bar.waitFor({ timeout: 60_000 });
+      await until(async () => Number(await bar.getAttribute("value")) > 0, "the bar moves");
+      assert.match(await page.locator(".tool-running .tool-progress-text").textContent(), /^step \d+ of 200$/);
+      await page.screenshot({ path: path.join(outputDir, "41-chat-progress.png"), fullPage: true });
+      await page.locator("#chat-stop").click();
+      await page.locator(".chat-error", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
+      await until(async () => !(await page.locator("#chat-stop").isVisible()), "Stop hides");
+      await until(() => fs.readFileSync(events, "utf8").includes("progress-cancelled"), "the server got notifications/cancelled");
+      const lines = fs.readFileSync(events, "utf8").split("\n");
+      const started = lines.find((l) => l.startsWith("progress-started")).split(" ")[2];
+      const cancelled = lines.find((l) => l.startsWith("progress-cancelled")).split(" ")[2];
+      assert.equal(cancelled, started, "the cancel named the call's request id");
+      assert.equal(await page.locator(".tool-running").count(), 0, "no call runs any more");
+      assert.equal(model.requests.length, 1, "no model request after Stop");
+      await page.screenshot({ path: path.join(outputDir, "42-chat-stopped.png"), fullPage: true });
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      await model.close();
+      sandbox.cleanup();
+    }
+  });
+});
