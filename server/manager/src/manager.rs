@@ -180,6 +180,13 @@ pub struct Snapshot {
     pub servers: Vec<ServerSnapshot>,
 }
 
+impl Snapshot {
+    /// The server named `name`, if it is configured.
+    pub fn server(&self, name: &str) -> Option<&ServerSnapshot> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
 /// Dials started by [`McpManager::start_turn_dials`]; they run whether or not this is awaited.
 #[must_use = "await `settled` before building the turn's tool list"]
 pub struct PendingDials(Vec<DialDone>);

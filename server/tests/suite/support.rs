@@ -130,11 +130,9 @@ pub fn write_config(path: &Path, servers: Value) {
 }
 
 pub fn server(manager: &McpManager, name: &str) -> ServerSnapshot {
-    manager
-        .snapshot()
-        .servers
-        .iter()
-        .find(|s| s.name == name)
+    let snapshot = manager.snapshot();
+    let server = snapshot.server(name);
+    server
         .cloned()
         .unwrap_or_else(|| panic!("server {name} not listed"))
 }

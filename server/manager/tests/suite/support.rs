@@ -68,12 +68,11 @@ pub fn manager(sandbox: &SandboxDirs) -> McpManager {
     })
 }
 
+/// The server `name` as listed now.
 pub fn row(manager: &McpManager, name: &str) -> ServerSnapshot {
-    manager
-        .snapshot()
-        .servers
-        .iter()
-        .find(|s| s.name == name)
+    let snapshot = manager.snapshot();
+    let server = snapshot.server(name);
+    server
         .cloned()
         .unwrap_or_else(|| panic!("server {name} not listed"))
 }
