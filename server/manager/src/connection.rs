@@ -6,8 +6,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CustomNotification, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -15,6 +19,7 @@ use tokio::sync::oneshot;
 
 use crate::auth;
 use crate::config::Transport;
+use crate::elicitation::ElicitationHook;
 pub(crate) use crate::error::DialError;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
 use crate::sse;
@@ -25,22 +30,66 @@ const CLOSE_MIN: Duration = Duration::from_millis(200);
 /// Called when the server says its tool list changed.
 pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
 
-/// Our side of the MCP session: identifies the client, relays `tools/list_changed`.
+/// Our side of the MCP session: identifies the client, relays `tools/list_changed`, and the
+/// server's questions to the user when the manager has an elicitor (LONG-5 … LONG-7).
 #[derive(Clone)]
 pub(crate) struct Client {
     tools_changed: ToolsChanged,
+    elicitation: Option<ElicitationHook>,
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = self.elicitation.as_ref().map(|e| e.capability());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),
         )
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         (self.tools_changed)();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        match &self.elicitation {
+            Some(hook) => hook.create(request).await,
+            None => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        }
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, McpError> {
+        if let Some(answer) = self
+            .elicitation
+            .as_ref()
+            .and_then(|h| h.custom_request(&request))
+        {
+            return answer;
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(hook) = &self.elicitation {
+            hook.custom_notification(&notification);
+        }
     }
 }
 
@@ -71,11 +120,15 @@ pub(crate) struct Dialed {
 pub(crate) async fn dial(
     transport: Transport,
     tools_changed: ToolsChanged,
+    elicitation: Option<ElicitationHook>,
     timeout: Duration,
     credentials: &Path,
     run_dir: &Path,
 ) -> Result<Dialed, DialError> {
-    let client = Client { tools_changed };
+    let client = Client {
+        tools_changed,
+        elicitation,
+    };
     match transport {
         Transport::Stdio {
             command,

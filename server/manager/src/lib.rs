@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cache;
 pub mod config;
 mod connection;
+pub mod elicitation;
 mod error;
 mod files;
 mod login;
@@ -17,6 +18,9 @@ mod render;
 mod sse;
 
 pub use config::{ConfigProblem, Source};
+pub use elicitation::{
+    Elicitation, ElicitationAction, ElicitationAnswer, ElicitationKind, Elicitor,
+};
 pub use error::Error;
 pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout, open_in_browser};
 pub use manager::{

@@ -26,6 +26,7 @@ use crate::auth;
 use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
 use crate::config::{self, ConfigProblem, ServerEntry, Source};
 use crate::connection::{self, Connection, DialError, Dialed};
+use crate::elicitation::{Elicitations, Elicitor};
 use crate::login::{self, UrlOpener};
 use crate::names;
 
@@ -243,6 +244,8 @@ struct SharedState {
     events: broadcast::Sender<Arc<Snapshot>>,
     tasks: TaskTracker,
     root: CancellationToken,
+    /// Who answers the servers' questions to the user (LONG-5).
+    elicitations: Elicitations,
 }
 
 struct State {
@@ -338,12 +341,19 @@ impl McpManager {
                 events,
                 tasks: TaskTracker::new(),
                 root: CancellationToken::new(),
+                elicitations: Elicitations::default(),
             }),
         }
     }
 
     pub fn workdir(&self) -> &Path {
         &self.shared.workdir
+    }
+
+    /// Lets the servers ask the user (MCP elicitation, LONG-5): connections dialed from now on
+    /// declare the `elicitation` capability and send their `elicitation/create` to `elicitor`.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        self.shared.elicitations.set(elicitor);
     }
 
     /// Config files that were skipped, each with the reason (CFG-4).
@@ -1162,6 +1172,7 @@ async fn dial_entry(
     let dial = connection::dial(
         transport,
         tools_changed,
+        shared.elicitations.hook(&entry.name),
         timeout,
         &shared.credentials_path,
         &shared.run_dir,

@@ -35,6 +35,7 @@ use wave_mcp_protocol::{
     SessionTurnEnded, SessionTurnEndedParams,
 };
 
+use super::elicit::SessionElicitor;
 use super::watch::ConfigWatcher;
 use super::{Failure, absolute, config_edit};
 use crate::view::server_view;
@@ -208,6 +209,11 @@ impl Session {
                 (None, Some(e.to_string()), manager)
             }
         };
+        // The servers' questions go to the client's chat page (LONG-5, LONG-6).
+        manager.set_elicitor(Arc::new(SessionElicitor {
+            client: client.clone(),
+            session_id: id.clone(),
+        }));
         // Subscribe before reading the version, so no change falls between the two.
         let events = manager.subscribe();
         let (forwarded, _) = watch::channel(manager.snapshot().version);
