@@ -14,7 +14,7 @@ Tools:
 
 import asyncio
 import json
-from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -22,16 +22,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 
 
-class Colour(str, Enum):
-    red = "red"
-    green = "green"
-
-
 class Profile(BaseModel):
     name: str = Field(description="Your name", min_length=2)
     age: int = Field(description="Your age", ge=0, le=150)
     subscribe: bool = Field(default=False, description="Send news?")
-    colour: Colour = Field(default=Colour.green, description="Favourite colour")
+    colour: Literal["red", "green"] = Field(default="green", description="Favourite colour")
 
 
 class Confirm(BaseModel):
