@@ -1,7 +1,12 @@
 // The chat (session) view: the workspace's session as the sidecar records it (CHAT-1), an
 // input, Send. `/mcp` opens the settings page instead of being sent (UI-1).
 
-import type { ChatMessage, SessionMessageParams, SessionTurnEndedParams } from "../../src/protocol.generated";
+import type {
+  ChatMessage,
+  SessionElicitationCompleteParams,
+  SessionMessageParams,
+  SessionTurnEndedParams,
+} from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
 import {
   addMessage,
@@ -19,6 +24,7 @@ import {
   type ChatState,
 } from "./chatState";
 import { h } from "./dom";
+import { ElicitDialog } from "./elicitForm";
 import { t, type Lang } from "./i18n";
 import { errorText } from "./settingsPage";
 
@@ -28,6 +34,8 @@ export class ChatPage {
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly status: HTMLElement;
+  /** A server's question to the user (LONG-5, LONG-6), above the input. */
+  readonly elicit: ElicitDialog;
 
   constructor(
     root: HTMLElement,
@@ -58,11 +66,15 @@ export class ChatPage {
       { class: "chat-toolbar" },
       h("button", { class: "link", id: "open-mcp", onclick: () => void this.bridge.request("host/openSettings", {}) }, L("openMcp")),
     );
+    const elicitRoot = h("div", { class: "chat-elicit", id: "chat-elicit" });
+    this.elicit = new ElicitDialog(elicitRoot, lang);
     root.replaceChildren(
       toolbar,
       this.log,
+      elicitRoot,
       h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.sendButton)),
     );
+    bridge.onRequest((_method, params) => this.elicit.ask(params));
     bridge.onPush((method, params) => {
       if (method === "wave/session/message") {
         this.set(addMessage(this.state, params as SessionMessageParams));
@@ -70,6 +82,8 @@ export class ChatPage {
       } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
         this.set(turnEnded(this.state, p.sessionId, p.turn, p.error ? t(lang, "turnFailed", { reason: p.error }) : undefined));
+      } else if (method === "wave/session/elicitationComplete") {
+        this.elicit.completed(params as SessionElicitationCompleteParams);
       } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
     });
     this.render();
