@@ -30,6 +30,7 @@ macro_rules! for_each_type {
             ServerParams,
             DeleteParams,
             OpenUrlParams,
+            OpenUrlPurpose,
             OpenUrlResult,
             ServersSnapshot,
             ConfigPaths,

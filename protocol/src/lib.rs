@@ -196,9 +196,24 @@ pub struct DeleteParams {
 #[serde(rename_all = "camelCase")]
 pub struct OpenUrlParams {
     pub session_id: String,
-    /// The server being signed in to.
+    /// The server being signed in to (or, for an elicitation, the server that asked).
     pub name: String,
     pub url: String,
+    /// Why the URL is opened; absent: `signIn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub purpose: Option<OpenUrlPurpose>,
+}
+
+/// Why the sidecar asks the client to open a URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum OpenUrlPurpose {
+    /// Sign-in's authorization page (AUTH-2).
+    SignIn,
+    /// A page a server asked the user to open, which the user accepted (LONG-6).
+    Elicitation,
 }
 
 /// Result of `wave/mcp/openUrl`.

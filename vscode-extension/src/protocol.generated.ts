@@ -142,9 +142,18 @@ sessionId?: string, };
  */
 export type OpenUrlParams = { sessionId: string, 
 /**
- * The server being signed in to.
+ * The server being signed in to (or, for an elicitation, the server that asked).
  */
-name: string, url: string, };
+name: string, url: string, 
+/**
+ * Why the URL is opened; absent: `signIn`.
+ */
+purpose?: OpenUrlPurpose, };
+
+/**
+ * Why the sidecar asks the client to open a URL.
+ */
+export type OpenUrlPurpose = "signIn" | "elicitation";
 
 /**
  * Result of `wave/mcp/openUrl`.

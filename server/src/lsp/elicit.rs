@@ -13,8 +13,8 @@ use wave_mcp_manager::{
     Elicitation, ElicitationAnswer, ElicitationKind, Elicitor, open_in_browser,
 };
 use wave_mcp_protocol::{
-    ElicitAction, ElicitMode, McpOpenUrl, OpenUrlParams, SessionElicit, SessionElicitParams,
-    SessionElicitationComplete, SessionElicitationCompleteParams,
+    ElicitAction, ElicitMode, McpOpenUrl, OpenUrlParams, OpenUrlPurpose, SessionElicit,
+    SessionElicitParams, SessionElicitationComplete, SessionElicitationCompleteParams,
 };
 
 /// The elicitor of one session.
@@ -114,6 +114,7 @@ async fn open_url(client: &Client, session_id: &str, server: &str, url: String) 
         session_id: session_id.to_string(),
         name: server.to_string(),
         url: url.clone(),
+        purpose: Some(OpenUrlPurpose::Elicitation),
     };
     let opened = match client.send_request::<McpOpenUrl>(params).await {
         Ok(result) => result.opened,

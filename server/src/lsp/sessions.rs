@@ -310,6 +310,7 @@ impl Session {
                 session_id: session_id.clone(),
                 name: server.clone(),
                 url,
+                purpose: None,
             };
             Box::pin(async move {
                 match client.send_request::<McpOpenUrl>(params).await {

@@ -83,7 +83,13 @@ data class ServerParams(val name: String = "", val sessionId: String? = null)
 data class DeleteParams(val name: String = "", val source: McpSource? = null, val sessionId: String? = null)
 
 /** Params of the sidecar's `wave/mcp/openUrl` request (AUTH-2). */
-data class OpenUrlParams(val sessionId: String = "", val name: String = "", val url: String = "")
+data class OpenUrlParams(val sessionId: String = "", val name: String = "", val url: String = "", val purpose: OpenUrlPurpose? = null)
+
+/** Why the sidecar asks to open a URL; null: sign-in. */
+enum class OpenUrlPurpose {
+    @SerializedName("signIn") SIGN_IN,
+    @SerializedName("elicitation") ELICITATION,
+}
 
 /** `opened = false`: the client could not open it; the sidecar then uses `$BROWSER` or the platform's opener. */
 data class OpenUrlResult(val opened: Boolean = false)
