@@ -478,3 +478,57 @@ async fn long_5_cli_call_on_a_terminal_asks_the_form() {
     .await;
     assert!(gone, "left running: {:?}", marked_processes(&sandbox));
 }
+
+// LONG-5: `wave-mcp chat` on a terminal (a pty from `script`): the turn's tool asks, the chat
+// asks field by field on the terminal, the tool gets the answer and the model sees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_5_cli_chat_on_a_terminal_asks_the_form() {
+    let Some(python) = python() else { return };
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` (for a pty) is not installed");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "py": py_entry(&sandbox, &python) }));
+    let model = FakeModel::start(vec![call("mcp__py__ask_form", json!({})), say("thanks")]).await;
+    let typed = sandbox.path("typed.txt");
+    // The message; accept; name; age; subscribe: yes; colour (default); then quit.
+    std::fs::write(&typed, "sign me up\na\nAda\n36\ny\n\n/exit\n").unwrap();
+    let inner = format!(
+        "{} chat --workdir {}",
+        wave_mcp().display(),
+        sandbox.workdir.display()
+    );
+    let output = tokio::process::Command::new("script")
+        .args(["-q", "-e", "-c", &inner, "/dev/null"])
+        .env("HOME", &sandbox.home)
+        .env("WAVE_BASE_URL", &model.base_url)
+        .env("WAVE_MODEL", "fake")
+        .env_remove("WAVE_LOG")
+        .stdin(std::fs::File::open(&typed).unwrap())
+        .output()
+        .await
+        .expect("script");
+    let shown = text(&output);
+    assert!(
+        shown.contains("MCP server \"py\" asks: Tell me about you"),
+        "{shown}"
+    );
+    let answer = r#"accept: {"age": 36, "colour": "green", "name": "Ada", "subscribe": true}"#;
+    assert!(shown.contains(answer), "{shown}");
+    assert!(shown.contains("thanks"), "{shown}");
+    let last = model.last_request();
+    let tool = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(tool["content"], answer, "the model saw the answer");
+    let gone = eventually(Duration::from_secs(10), || {
+        marked_processes(&sandbox).is_empty()
+    })
+    .await;
+    assert!(gone, "left running: {:?}", marked_processes(&sandbox));
+}
