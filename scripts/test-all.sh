@@ -51,8 +51,8 @@ if pgrep -f wave-mcp-test-server >/dev/null; then
   echo "error: test servers outlived the tests" >&2
   exit 1
 fi
-if pgrep -f "$WAVE_PEERS_DIR/|tests/peers/py_server.py" >/dev/null; then
-  pgrep -af "$WAVE_PEERS_DIR/|tests/peers/py_server.py"
+if pgrep -f "$WAVE_PEERS_DIR/|tests/peers/py_(server|elicit).py" >/dev/null; then
+  pgrep -af "$WAVE_PEERS_DIR/|tests/peers/py_(server|elicit).py"
   echo "error: third-party MCP peers outlived the tests" >&2
   exit 1
 fi

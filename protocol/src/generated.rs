@@ -31,6 +31,7 @@ macro_rules! for_each_type {
             DeleteParams,
             SetToolEnabledParams,
             OpenUrlParams,
+            OpenUrlPurpose,
             OpenUrlResult,
             ServersSnapshot,
             ConfigPaths,
@@ -53,6 +54,11 @@ macro_rules! for_each_type {
             SessionDestroyParams,
             DestroyState,
             SessionDestroyed,
+            ElicitMode,
+            SessionElicitParams,
+            ElicitAction,
+            SessionElicitResult,
+            SessionElicitationCompleteParams,
             ErrorKind,
             ErrorData,
             HostNoParams,
@@ -63,7 +69,8 @@ macro_rules! for_each_type {
             HostNotifyParams,
             HostCancelLoginParams,
             HostChatOpened,
-            HostPrefillParams
+            HostPrefillParams,
+            HostAnswerParams
         )
     };
 }
@@ -154,6 +161,11 @@ fn typescript() -> String {
             .map(|m| format!("{:?}", m.method))
             .collect()
     };
+    let page_answers: Vec<String> = MESSAGES
+        .iter()
+        .filter(|m| m.relay == Relay::PageAnswers)
+        .map(|m| format!("{:?}", m.method))
+        .collect();
     let notifications: Vec<String> = MESSAGES
         .iter()
         .filter(|m| m.kind == MessageKind::Notification)
@@ -170,9 +182,13 @@ fn typescript() -> String {
          export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];\n\n\
          /** Sidecar notifications the hosts push to their pages unchanged. */\n\
          export const FORWARDED_NOTIFICATIONS = [{}] as const;\n\
-         export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];\n",
+         export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];\n\n\
+         /** Sidecar requests the hosts pass to their chat page, with the page's answer back. */\n\
+         export const PAGE_ANSWERED_REQUESTS = [{}] as const;\n\
+         export type PageAnsweredRequest = (typeof PAGE_ANSWERED_REQUESTS)[number];\n",
         relayed(MessageKind::Request).join(", "),
         relayed(MessageKind::Notification).join(", "),
+        page_answers.join(", "),
     ));
     out.push_str("\n/** Page → host requests (`host/*`): params and result of each. */\nexport interface HostOwnRequests {\n");
     for message in HOST_MESSAGES {
@@ -233,13 +249,22 @@ fn kotlin() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let page_answers = MESSAGES
+        .iter()
+        .filter(|m| m.relay == Relay::PageAnswers)
+        .map(|m| kotlin_name(m.method))
+        .collect::<Vec<_>>()
+        .join(", ");
     out.push_str(&format!(
         "\n    /** Page requests the hosts forward to the sidecar unchanged. */\n\
          \x20   val FORWARDED_REQUESTS: Set<String> = setOf({})\n\n\
          \x20   /** Sidecar notifications the hosts push to their pages unchanged. */\n\
-         \x20   val FORWARDED_NOTIFICATIONS: Set<String> = setOf({})\n}}\n",
+         \x20   val FORWARDED_NOTIFICATIONS: Set<String> = setOf({})\n\n\
+         \x20   /** Sidecar requests the hosts pass to their chat page, with the page's answer back. */\n\
+         \x20   val PAGE_ANSWERED_REQUESTS: Set<String> = setOf({})\n}}\n",
         relayed(MessageKind::Request),
         relayed(MessageKind::Notification),
+        page_answers,
     ));
     out
 }
@@ -266,6 +291,7 @@ fn schema() -> String {
                     Direction::ServerToClient => "serverToClient",
                 },
                 "forwarded": m.relay == Relay::Webview,
+                "answeredByPage": m.relay == Relay::PageAnswers,
                 "params": reference(m.params),
             });
             if let Some(result) = m.result {
@@ -466,6 +492,13 @@ fn forwarded_set_is_what_the_webview_uses() {
         assert!(
             m.kind == MessageKind::Notification || m.direction == Direction::ClientToServer,
             "{}: a forwarded request goes from the page to the sidecar",
+            m.method
+        );
+    }
+    for m in MESSAGES.iter().filter(|m| m.relay == Relay::PageAnswers) {
+        assert!(
+            m.kind == MessageKind::Request && m.direction == Direction::ServerToClient,
+            "{}: a page-answered message is a sidecar request",
             m.method
         );
     }

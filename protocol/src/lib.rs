@@ -218,9 +218,24 @@ pub struct SetToolEnabledParams {
 #[serde(rename_all = "camelCase")]
 pub struct OpenUrlParams {
     pub session_id: String,
-    /// The server being signed in to.
+    /// The server being signed in to (or, for an elicitation, the server that asked).
     pub name: String,
     pub url: String,
+    /// Why the URL is opened; absent: `signIn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub purpose: Option<OpenUrlPurpose>,
+}
+
+/// Why the sidecar asks the client to open a URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum OpenUrlPurpose {
+    /// Sign-in's authorization page (AUTH-2).
+    SignIn,
+    /// A page a server asked the user to open, which the user accepted (LONG-6).
+    Elicitation,
 }
 
 /// Result of `wave/mcp/openUrl`.
@@ -505,6 +520,79 @@ pub struct SessionDestroyed {
     pub state: DestroyState,
 }
 
+/// How a server asks the user (MCP elicitation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitMode {
+    /// Fill in a form built from `requestedSchema` (LONG-5).
+    Form,
+    /// Open `url` after the user agreed (LONG-6).
+    Url,
+}
+
+/// Params of the sidecar-to-client request `wave/session/elicit`: an MCP server asks the user
+/// during a tool call (`elicitation/create`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionElicitParams {
+    pub session_id: String,
+    /// The server that asks, as configured.
+    pub server: String,
+    pub mode: ElicitMode,
+    /// The server's text for the user.
+    pub message: String,
+    /// `form`: a JSON Schema object whose properties are primitives (string with optional
+    /// `format` email/uri/date/date-time and `minLength`/`maxLength`, number/integer with
+    /// `minimum`/`maximum`, boolean, enum with `enumNames` or `oneOf` titles, arrays of enum
+    /// values), `required`, `default`s; property order as the server wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub requested_schema: Option<Map<String, Value>>,
+    /// `url`: the page to open once the user accepts (show its host first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub url: Option<String>,
+    /// `url`: names it in `wave/session/elicitationComplete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub elicitation_id: Option<String>,
+}
+
+/// The user's decision on an elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// Result of `wave/session/elicit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionElicitResult {
+    pub action: ElicitAction,
+    /// `accept` of a form: the values by property name, valid for the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub content: Option<Map<String, Value>>,
+}
+
+/// Payload of `wave/session/elicitationComplete`: a URL-mode elicitation finished (the server
+/// sent `notifications/elicitation/complete`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionElicitationCompleteParams {
+    pub session_id: String,
+    pub server: String,
+    pub elicitation_id: String,
+}
+
 /// Machine-readable cause of a [`REQUEST_FAILED`] error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
@@ -571,6 +659,9 @@ pub enum Relay {
     Webview,
     /// Between host and sidecar only: the webview never sees it.
     HostOnly,
+    /// A sidecar request the host passes to its chat page, and the page's answer back; without
+    /// a chat page the host answers with an error.
+    PageAnswers,
 }
 
 /// One custom message of the protocol, for docs, code generation and tests.
@@ -682,6 +773,11 @@ messages! {
     /// Destroys a session and every process it has; queued while it is being reconfigured
     /// (LIFE-9).
     Request SessionDestroy = "wave/session/destroy", ClientToServer, HostOnly, SessionDestroyParams -> SessionDestroyed;
+    /// An MCP server asks the user during a call (elicitation, LONG-5, LONG-6): the chat page
+    /// shows the form (or the URL's host) and answers; an error answer counts as `decline`.
+    Request SessionElicit = "wave/session/elicit", ServerToClient, PageAnswers, SessionElicitParams -> SessionElicitResult;
+    /// A URL-mode elicitation finished out of band: the page closes its waiting state (LONG-6).
+    Notification SessionElicitationComplete = "wave/session/elicitationComplete", ServerToClient, Webview, SessionElicitationCompleteParams;
 }
 
 // ---- host/*: between the shared webview and its host (never on the sidecar's wire) ----
@@ -765,6 +861,23 @@ pub struct HostPrefillParams {
     pub text: String,
 }
 
+/// Params of `host/answer`: the page's answer to a sidecar request the host delivered to it
+/// with this `id` (`Relay::PageAnswers`, e.g. `wave/session/elicit`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostAnswerParams {
+    pub id: u64,
+    /// The result, for the host to send to the sidecar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub result: Option<Value>,
+    /// Instead of a result: why the page did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub error: Option<String>,
+}
+
 /// Which way a host message goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostDirection {
@@ -819,4 +932,6 @@ host_messages! {
     "host/prefill", HostToPage, HostPrefillParams;
     /// The sidecar (re)started: reload what the page shows.
     "host/sidecarRestarted", HostToPage, HostNoParams;
+    /// The page's answer to a sidecar request delivered to it (`Relay::PageAnswers`).
+    "host/answer", PageToHost, HostAnswerParams -> HostDone;
 }

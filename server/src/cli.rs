@@ -136,10 +136,13 @@ fn manager(common: &Common) -> Result<McpManager> {
     }
     let workdir = std::path::absolute(&workdir)
         .with_context(|| format!("--workdir {}", workdir.display()))?;
-    Ok(McpManager::new(ManagerOptions {
+    let manager = McpManager::new(ManagerOptions {
         workdir,
         ..ManagerOptions::default()
-    }))
+    });
+    // A server's questions are asked on the terminal, or declined (LONG-5).
+    manager.set_elicitor(crate::ask::terminal());
+    Ok(manager)
 }
 
 fn servers(common: Common) -> Result<()> {
@@ -419,6 +422,7 @@ async fn chat(workdir: Option<PathBuf>) -> Result<()> {
         workdir,
         ..wave_mcp_agent::AgentOptions::default()
     })?;
+    agent.manager().set_elicitor(crate::ask::terminal());
     let input = tokio::io::BufReader::new(tokio::io::stdin());
     let prompt = std::io::stdin().is_terminal();
     let mut stdout = std::io::stdout();

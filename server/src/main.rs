@@ -1,5 +1,6 @@
 //! `wave-mcp`: the command-line tool (list servers, list a server's tools, call a tool).
 
+mod ask;
 mod cli;
 mod lsp;
 mod view;

@@ -2,13 +2,22 @@
 // the host side of their requests. The pages themselves (webview/) hold all UI logic.
 
 import * as vscode from "vscode";
-import { DEFAULT_SESSION_ID, FORWARDED_NOTIFICATIONS, Methods, type Requests } from "./protocol.generated";
+import {
+  DEFAULT_SESSION_ID,
+  FORWARDED_NOTIFICATIONS,
+  Methods,
+  PAGE_ANSWERED_REQUESTS,
+  type HostAnswerParams,
+  type Requests,
+} from "./protocol.generated";
 import { API_KEY_SECRET, FORWARDED, Sidecar, type RequestMethod } from "./sidecar";
 import { answerOpenUrl, PendingLogins } from "./signIn";
 import { pageHtml, WebviewHost, webviewOptions } from "./webviewHost";
 import { langFromLocale } from "../webview/src/i18n";
 
 const CHAT_VIEW_ID = "wave.chat";
+/** How long a server's question waits for the chat view to open before it is declined. */
+const CHAT_READY_WAIT_MS = 10_000;
 
 let sidecar: Sidecar | undefined;
 
@@ -41,6 +50,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       copy: (text) => vscode.env.clipboard.writeText(text),
     });
   });
+
+  // LONG-5, LONG-6: the sidecar requests the chat page answers (a server asks the user) go to
+  // the chat page that is showing; without one the sidecar gets an error (and declines).
+  for (const method of PAGE_ANSWERED_REQUESTS) {
+    side.handle(method, async (params) => {
+      // A hidden chat view is shown first; it says `host/chatOpened` once it can take it.
+      await focusChat().catch(() => undefined);
+      for (let waited = 0; !chatView?.ready && waited < CHAT_READY_WAIT_MS; waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      if (!chatView?.ready) throw new Error("no Wave chat page is showing");
+      return (await chatView.host.ask(method, params)) as Requests[typeof method]["result"];
+    });
+  }
 
   const forward = (method: string, params: unknown) => {
     if (!FORWARDED.has(method)) throw new Error(`unknown request ${method}`);
@@ -145,6 +168,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             notify(level, message);
             return null;
           }
+          case "host/answer":
+            return entry.host.answer(params as HostAnswerParams);
           default:
             return forward(method, params);
         }

@@ -169,9 +169,18 @@ sessionId?: string, };
  */
 export type OpenUrlParams = { sessionId: string, 
 /**
- * The server being signed in to.
+ * The server being signed in to (or, for an elicitation, the server that asked).
  */
-name: string, url: string, };
+name: string, url: string, 
+/**
+ * Why the URL is opened; absent: `signIn`.
+ */
+purpose?: OpenUrlPurpose, };
+
+/**
+ * Why the sidecar asks the client to open a URL.
+ */
+export type OpenUrlPurpose = "signIn" | "elicitation";
 
 /**
  * Result of `wave/mcp/openUrl`.
@@ -408,6 +417,60 @@ export type DestroyState = "destroyed" | "queued";
 export type SessionDestroyed = { sessionId: string, state: DestroyState, };
 
 /**
+ * How a server asks the user (MCP elicitation).
+ */
+export type ElicitMode = "form" | "url";
+
+/**
+ * Params of the sidecar-to-client request `wave/session/elicit`: an MCP server asks the user
+ * during a tool call (`elicitation/create`).
+ */
+export type SessionElicitParams = { sessionId: string, 
+/**
+ * The server that asks, as configured.
+ */
+server: string, mode: ElicitMode, 
+/**
+ * The server's text for the user.
+ */
+message: string, 
+/**
+ * `form`: a JSON Schema object whose properties are primitives (string with optional
+ * `format` email/uri/date/date-time and `minLength`/`maxLength`, number/integer with
+ * `minimum`/`maximum`, boolean, enum with `enumNames` or `oneOf` titles, arrays of enum
+ * values), `required`, `default`s; property order as the server wrote it.
+ */
+requestedSchema?: { [key in string]: JsonValue }, 
+/**
+ * `url`: the page to open once the user accepts (show its host first).
+ */
+url?: string, 
+/**
+ * `url`: names it in `wave/session/elicitationComplete`.
+ */
+elicitationId?: string, };
+
+/**
+ * The user's decision on an elicitation.
+ */
+export type ElicitAction = "accept" | "decline" | "cancel";
+
+/**
+ * Result of `wave/session/elicit`.
+ */
+export type SessionElicitResult = { action: ElicitAction, 
+/**
+ * `accept` of a form: the values by property name, valid for the schema.
+ */
+content?: { [key in string]: JsonValue }, };
+
+/**
+ * Payload of `wave/session/elicitationComplete`: a URL-mode elicitation finished (the server
+ * sent `notifications/elicitation/complete`).
+ */
+export type SessionElicitationCompleteParams = { sessionId: string, server: string, elicitationId: string, };
+
+/**
  * Machine-readable cause of a [`REQUEST_FAILED`] error.
  */
 export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled";
@@ -478,6 +541,20 @@ prefill?: string, };
  */
 export type HostPrefillParams = { text: string, };
 
+/**
+ * Params of `host/answer`: the page's answer to a sidecar request the host delivered to it
+ * with this `id` (`Relay::PageAnswers`, e.g. `wave/session/elicit`).
+ */
+export type HostAnswerParams = { id: number, 
+/**
+ * The result, for the host to send to the sidecar.
+ */
+result?: JsonValue, 
+/**
+ * Instead of a result: why the page did not answer.
+ */
+error?: string, };
+
 /** Any JSON value. */
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
@@ -502,6 +579,8 @@ export const Methods = {
   sessionProgress: "wave/session/progress",
   sessionCancel: "wave/session/cancel",
   sessionDestroy: "wave/session/destroy",
+  sessionElicit: "wave/session/elicit",
+  sessionElicitationComplete: "wave/session/elicitationComplete",
 } as const;
 
 /** Client → sidecar requests: params and result of each. */
@@ -520,6 +599,7 @@ export interface Requests {
   "wave/session/history": { params: SessionHistoryParams; result: SessionHistoryResult };
   "wave/session/cancel": { params: SessionCancelParams; result: SessionCancelResult };
   "wave/session/destroy": { params: SessionDestroyParams; result: SessionDestroyed };
+  "wave/session/elicit": { params: SessionElicitParams; result: SessionElicitResult };
 }
 
 /** Sidecar → client notifications: params of each. */
@@ -529,18 +609,23 @@ export interface Notifications {
   "wave/session/turnEnded": SessionTurnEndedParams;
   "wave/session/delta": SessionDeltaParams;
   "wave/session/progress": SessionProgressParams;
+  "wave/session/elicitationComplete": SessionElicitationCompleteParams;
 }
 
 /** Every sidecar → client notification. */
-export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress"] as const;
+export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
 export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history", "wave/session/cancel"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */
-export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress"] as const;
+export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete"] as const;
 export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];
+
+/** Sidecar requests the hosts pass to their chat page, with the page's answer back. */
+export const PAGE_ANSWERED_REQUESTS = ["wave/session/elicit"] as const;
+export type PageAnsweredRequest = (typeof PAGE_ANSWERED_REQUESTS)[number];
 
 /** Page → host requests (`host/*`): params and result of each. */
 export interface HostOwnRequests {
@@ -550,6 +635,7 @@ export interface HostOwnRequests {
   "host/notify": { params: HostNotifyParams; result: HostDone };
   "host/cancelLogin": { params: HostCancelLoginParams; result: HostDone };
   "host/chatOpened": { params: HostNoParams; result: HostChatOpened };
+  "host/answer": { params: HostAnswerParams; result: HostDone };
 }
 
 /** Host → page pushes of the host's own (`host/*`): params of each. */

@@ -17,6 +17,7 @@ import {
   type ModelOptions,
   NOTIFICATION_METHODS,
   type Notifications,
+  type PageAnsweredRequest,
   type Requests,
 } from "./protocol.generated";
 import { resolveSidecar, type SidecarChoice } from "./sidecarPath";
@@ -27,8 +28,8 @@ export type NotificationMethod = keyof Notifications;
 /** The requests a webview may forward to the sidecar unchanged (declared in protocol/). */
 export const FORWARDED: ReadonlySet<string> = new Set<string>(FORWARDED_REQUESTS);
 
-/** Requests the sidecar sends to the client (answered by the extension). */
-export type ClientRequestMethod = typeof Methods.mcpOpenUrl;
+/** Requests the sidecar sends to the client (answered by the extension, or by its chat page). */
+export type ClientRequestMethod = typeof Methods.mcpOpenUrl | PageAnsweredRequest;
 
 export const API_KEY_SECRET = "wave.model.apiKey";
 

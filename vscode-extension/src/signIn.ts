@@ -72,7 +72,17 @@ export interface OpenUrlDeps {
   zh: boolean;
 }
 
-export function openUrlTexts(zh: boolean, name: string, url: string): { message: string; copy: string; open: string } {
+export function openUrlTexts(
+  zh: boolean,
+  name: string,
+  url: string,
+  purpose: OpenUrlParams["purpose"] = "signIn",
+): { message: string; copy: string; open: string } {
+  // LONG-6: a page a server asked to open, which the user accepted in the chat.
+  if (purpose === "elicitation")
+    return zh
+      ? { message: `Wave：MCP 服务“${name}”请求的页面已在浏览器中打开：${url}`, copy: "复制链接", open: "打开链接" }
+      : { message: `Wave: the page the MCP server "${name}" asked for opens in your browser: ${url}`, copy: "Copy URL", open: "Open URL" };
   return zh
     ? { message: `Wave：登录 MCP 服务“${name}”：请在浏览器中完成登录。${url}`, copy: "复制链接", open: "打开链接" }
     : { message: `Wave: sign in to the MCP server "${name}" in your browser: ${url}`, copy: "Copy URL", open: "Open URL" };
@@ -85,7 +95,7 @@ export function openUrlTexts(zh: boolean, name: string, url: string): { message:
  * sidecar open it itself. Never throws.
  */
 export async function answerOpenUrl(params: OpenUrlParams, deps: OpenUrlDeps): Promise<OpenUrlResult> {
-  const texts = openUrlTexts(deps.zh, params.name, params.url);
+  const texts = openUrlTexts(deps.zh, params.name, params.url, params.purpose);
   void Promise.resolve(deps.showInformation(texts.message, texts.copy, texts.open))
     .then(async (pick) => {
       if (pick === texts.copy) await deps.copy(params.url);

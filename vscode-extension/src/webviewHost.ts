@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { HostErrorPayload, HostToPage, PageToHost } from "../webview/src/hostApi";
+import type { HostAnswerParams } from "./protocol.generated";
 import { webviewHtml } from "./webviewHtml";
 
 export type RequestHandler = (method: string, params: unknown) => Promise<unknown>;
@@ -16,6 +17,9 @@ export function errorPayload(e: unknown): HostErrorPayload {
 export class WebviewHost implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
   private disposed = false;
+  /** Sidecar requests handed to the page (`PAGE_ANSWERED_REQUESTS`), by id, until `host/answer`. */
+  private readonly asked = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private nextAsk = 1;
 
   constructor(
     private readonly webview: vscode.Webview,
@@ -37,6 +41,30 @@ export class WebviewHost implements vscode.Disposable {
     );
   }
 
+  /**
+   * Hands a sidecar request to the page (a push with an `id`) and resolves with the page's
+   * `host/answer`; rejects when the page goes away first.
+   */
+  ask(method: string, params: unknown): Promise<unknown> {
+    if (this.disposed) return Promise.reject(new Error("the chat page is closed"));
+    const id = this.nextAsk++;
+    return new Promise((resolve, reject) => {
+      this.asked.set(id, { resolve, reject });
+      const message: HostToPage = { kind: "push", method, params, id };
+      void Promise.resolve(this.webview.postMessage(message)).catch(() => undefined);
+    });
+  }
+
+  /** `host/answer` of the page: settles the request it answers (unknown ids are ignored). */
+  answer(params: HostAnswerParams): null {
+    const waiting = this.asked.get(params.id);
+    if (!waiting) return null;
+    this.asked.delete(params.id);
+    if (params.error !== undefined) waiting.reject(new Error(params.error));
+    else waiting.resolve(params.result ?? null);
+    return null;
+  }
+
   push(method: string, params: unknown): void {
     if (this.disposed) return;
     const message: HostToPage = { kind: "push", method, params };
@@ -45,6 +73,8 @@ export class WebviewHost implements vscode.Disposable {
 
   dispose(): void {
     this.disposed = true;
+    for (const waiting of this.asked.values()) waiting.reject(new Error("the chat page closed"));
+    this.asked.clear();
     for (const s of this.subscriptions) s.dispose();
   }
 }

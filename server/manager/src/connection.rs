@@ -5,10 +5,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, Tool,
+    ClientCapabilities, ClientConfig, CustomNotification, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
+    ProgressNotificationParam, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -17,6 +20,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::auth;
 use crate::config::Transport;
+use crate::elicitation::ElicitationHook;
 pub(crate) use crate::error::DialError;
 use crate::headers::header_map;
 use crate::live::ProgressRoutes;
@@ -29,18 +33,22 @@ const CLOSE_MIN: Duration = Duration::from_millis(200);
 /// Called when the server says its tool list changed.
 pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
 
-/// Our side of the MCP session: identifies the client, relays `tools/list_changed`.
+/// Our side of the MCP session: identifies the client, relays `tools/list_changed`, and the
+/// server's questions to the user when the manager has an elicitor (LONG-5 … LONG-7).
 #[derive(Clone)]
 pub(crate) struct Client {
     tools_changed: ToolsChanged,
     /// Where `notifications/progress` of calls in flight go (LONG-2).
     progress: ProgressRoutes,
+    elicitation: Option<ElicitationHook>,
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = self.elicitation.as_ref().map(|e| e.capability());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),
         )
     }
@@ -55,6 +63,46 @@ impl ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.deliver(params);
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        match &self.elicitation {
+            Some(hook) => hook.create(request).await,
+            None => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        }
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, McpError> {
+        if let Some(answer) = self
+            .elicitation
+            .as_ref()
+            .and_then(|h| h.custom_request(&request))
+        {
+            return answer;
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(hook) = &self.elicitation {
+            hook.custom_notification(&notification);
+        }
     }
 }
 
@@ -88,6 +136,7 @@ pub(crate) struct Dialed {
 pub(crate) async fn dial(
     transport: Transport,
     tools_changed: ToolsChanged,
+    elicitation: Option<ElicitationHook>,
     timeout: Duration,
     credentials: &Path,
     run_dir: &Path,
@@ -96,6 +145,7 @@ pub(crate) async fn dial(
     let client = Client {
         tools_changed,
         progress: ProgressRoutes::default(),
+        elicitation,
     };
     match transport {
         Transport::Stdio {

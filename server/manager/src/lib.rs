@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cache;
 pub mod config;
 mod connection;
+pub mod elicitation;
 mod error;
 mod files;
 mod headers;
@@ -20,9 +21,12 @@ mod sse;
 pub mod switches;
 
 pub use config::{ConfigProblem, Source};
+pub use elicitation::{
+    Elicitation, ElicitationAction, ElicitationAnswer, ElicitationKind, Elicitor,
+};
 pub use error::Error;
 pub use live::{CallHooks, CancellationToken, Progress, ProgressSink};
-pub use login::{DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout};
+pub use login::{Browser, DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout};
 pub use manager::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
     McpManager, McpTool, PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts,

@@ -376,6 +376,27 @@ async fn respond(stream: &mut TcpStream, status: &str, message: &str) {
     let _ = stream.shutdown().await;
 }
 
+/// The user's browser, for a host that opens a URL itself (an accepted URL elicitation): the
+/// opener is reaped under the manager's task tracker, as for sign-in.
+/// `Browser::default()` has a tracker of its own, awaited by no manager (for tests).
+#[derive(Debug, Clone, Default)]
+pub struct Browser {
+    tasks: TaskTracker,
+    stop: CancellationToken,
+}
+
+impl Browser {
+    /// A browser whose openers run under `tasks` until `stop`.
+    pub fn new(tasks: TaskTracker, stop: CancellationToken) -> Browser {
+        Browser { tasks, stop }
+    }
+
+    /// Opens `url` (see [`open_in_browser`]).
+    pub fn open(&self, url: &str) {
+        open_in_browser(url, &self.tasks, self.stop.clone());
+    }
+}
+
 /// Opens `url` with the command in `$BROWSER` (the URL is its argument), else the platform's
 /// opener. The opener is reaped by a task under `tasks`; a browser it starts is the user's. A
 /// `$BROWSER` that runs the browser in the foreground may never exit: at `stop` the task stops

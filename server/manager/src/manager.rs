@@ -26,6 +26,7 @@ use crate::auth;
 use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
 use crate::config::{self, ConfigProblem, ServerEntry, Source};
 use crate::connection::{self, Connection, DialError, Dialed};
+use crate::elicitation::{Elicitations, Elicitor};
 use crate::login::{self, UrlOpener};
 use crate::names;
 use crate::switches::{self, ToolSwitches};
@@ -256,6 +257,8 @@ struct SharedState {
     root: CancellationToken,
     /// Tool-list refreshes announced by `tools/list_changed` and not finished yet (BUD-6).
     refreshing: watch::Sender<usize>,
+    /// Who answers the servers' questions to the user (LONG-5).
+    elicitations: Elicitations,
 }
 
 struct State {
@@ -352,12 +355,19 @@ impl McpManager {
                 tasks: TaskTracker::new(),
                 root: CancellationToken::new(),
                 refreshing: watch::Sender::new(0),
+                elicitations: Elicitations::default(),
             }),
         }
     }
 
     pub fn workdir(&self) -> &Path {
         &self.shared.workdir
+    }
+
+    /// Lets the servers ask the user (MCP elicitation, LONG-5): connections dialed from now on
+    /// declare the `elicitation` capability and send their `elicitation/create` to `elicitor`.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        self.shared.elicitations.set(elicitor);
     }
 
     /// Config files that were skipped, each with the reason (CFG-4).
@@ -1263,6 +1273,10 @@ async fn dial_entry(
     let dial = connection::dial(
         transport,
         tools_changed,
+        shared.elicitations.hook(
+            &entry.name,
+            login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
+        ),
         timeout,
         &shared.credentials_path,
         &shared.run_dir,

@@ -7,6 +7,7 @@
 //! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
 
 mod config_edit;
+mod elicit;
 mod sessions;
 mod tool_switch_edit;
 mod watch;

@@ -37,6 +37,7 @@ use wave_mcp_protocol::{
 
 mod live;
 
+use super::elicit::SessionElicitor;
 use super::watch::ConfigWatcher;
 use super::{Failure, absolute, config_edit, tool_switch_edit};
 use crate::view::server_view;
@@ -212,6 +213,11 @@ impl Session {
                 (None, Some(e.to_string()), manager)
             }
         };
+        // The servers' questions go to the client's chat page (LONG-5, LONG-6).
+        manager.set_elicitor(Arc::new(SessionElicitor {
+            client: client.clone(),
+            session_id: id.clone(),
+        }));
         // Subscribe before reading the version, so no change falls between the two.
         let events = manager.subscribe();
         let (forwarded, _) = watch::channel(manager.snapshot().version);
@@ -328,6 +334,7 @@ impl Session {
                 session_id: session_id.clone(),
                 name: server.clone(),
                 url,
+                purpose: None,
             };
             Box::pin(async move {
                 match client.send_request::<McpOpenUrl>(params).await {

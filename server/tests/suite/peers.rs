@@ -24,6 +24,8 @@ use wave_mcp_manager::{McpManager, Status, result_text};
 
 use super::support::*;
 
+mod elicit;
+
 const MARKER_VAR: &str = "WAVE_PEER_MARKER";
 
 /// Instructions for the Python peer: indentation, a blank line and a trailing space must survive.

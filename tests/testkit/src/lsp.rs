@@ -248,6 +248,51 @@ impl Sidecar {
         }
     }
 
+    /// Waits for a `method` *request* of the sidecar at or after message `since`; returns the
+    /// whole message (`id`, `params`) for [`Sidecar::answer`].
+    pub async fn wait_request(&self, since: usize, method: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        loop {
+            let arrived = self.shared.arrived.notified();
+            let found = {
+                let log = self.shared.log.lock().unwrap();
+                log[since.min(log.len())..]
+                    .iter()
+                    .find(|a| a.message["method"] == method && a.message.get("id").is_some())
+                    .map(|a| a.message.clone())
+            };
+            if let Some(message) = found {
+                return message;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!("no {method} request within {LIMIT:?}");
+            }
+        }
+    }
+
+    /// The `method` requests of the sidecar received so far.
+    pub fn requests_of(&self, method: &str) -> Vec<Value> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m["method"] == method && m.get("id").is_some())
+            .collect()
+    }
+
+    /// Answers a request of the sidecar with `result`.
+    pub async fn answer(&self, request: &Value, result: Value) {
+        let id = request["id"].clone();
+        self.write(&json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+            .await;
+    }
+
+    /// Answers a request of the sidecar with a JSON-RPC error.
+    pub async fn answer_error(&self, request: &Value, code: i64, message: &str) {
+        let id = request["id"].clone();
+        let error = json!({ "code": code, "message": message });
+        self.write(&json!({ "jsonrpc": "2.0", "id": id, "error": error }))
+            .await;
+    }
+
     /// Writes `bytes` to the sidecar's stdin as they are (broken frames included); a sidecar
     /// that already hung up is an outcome, not a test failure.
     pub async fn write_bytes(&self, bytes: &[u8]) {

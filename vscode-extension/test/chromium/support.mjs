@@ -180,8 +180,27 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
   const sidecarLog = [];
   const logins = new Map();
   const failNext = new Map();
+  // Sidecar requests the page answers (PAGE_ANSWERED_REQUESTS): pushed with an id, answered
+  // by the page's `host/answer`, as the plugin does.
+  const asked = new Map();
+  let nextAsk = 1;
+  const ask = (method, params) => {
+    const id = nextAsk++;
+    return new Promise((resolve, reject) => {
+      asked.set(id, { resolve, reject });
+      void page.evaluate((msg) => window.waveReceive?.(msg), JSON.stringify({ method, params, id })).catch(reject);
+    });
+  };
   await page.exposeFunction("__waveRelay", async (json) => {
     const { method, params } = JSON.parse(json);
+    if (method === "host/answer") {
+      hostLog.push({ method, params });
+      const waiting = asked.get(params.id);
+      asked.delete(params.id);
+      if (params.error !== undefined) waiting?.reject(new Error(params.error));
+      else waiting?.resolve(params.result ?? null);
+      return JSON.stringify({ result: null });
+    }
     if (failNext.has(method)) {
       const error = failNext.get(method);
       failNext.delete(method);
@@ -221,12 +240,14 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
   };
   if (!injectLate) await page.addInitScript(inject);
   const pushes = [];
-  const listen = (sc) =>
+  const listen = (sc) => {
     sc.onNotification((method, params) => {
       if (sc !== sidecar || !method.startsWith("wave/")) return;
       pushes.push({ method, params });
       void page.evaluate((msg) => window.waveReceive?.(msg), JSON.stringify({ method, params })).catch(() => undefined);
     });
+    sc.connection.onRequest("wave/session/elicit", (params) => ask("wave/session/elicit", params));
+  };
   listen(sidecar);
   return {
     /** Relays to another sidecar from now on (a restarted one). */
@@ -241,6 +262,8 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
     failNext: (method, error) => failNext.set(method, error),
     injectNow: () => page.evaluate(inject),
     push: (method, params) => page.evaluate((msg) => window.waveReceive(msg), JSON.stringify({ method, params })),
+    /** Hands a sidecar request to the page as the host does; resolves with the page's answer. */
+    ask,
   };
 }
 

@@ -61,6 +61,43 @@ describe("bridges", () => {
     expect(pushes).toEqual([["host/prefill", { text: "x" }]]);
   });
 
+  it("LONG-5: page requests (a push with an id) are answered with host/answer, early ones after the handler is set", async () => {
+    const win = fakeWindow();
+    const posted: any[] = [];
+    const bridge = createVsCodeBridge(win, { postMessage: (m) => posted.push(m) });
+    const params = { sessionId: "default", server: "s", mode: "form" as const, message: "m" };
+    win.fire({ kind: "push", method: "wave/session/elicit", params, id: 7 });
+    expect(posted).toEqual([]);
+    const pushes: unknown[] = [];
+    bridge.onPush((m) => pushes.push(m));
+    let calls = 0;
+    bridge.onRequest(async (method, p) => {
+      calls += 1;
+      if (calls === 2) throw new Error("page gone");
+      return { action: "accept", content: { echo: `${method} ${p.server}` } };
+    });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(posted.map((p) => [p.method, p.params])).toEqual([
+      ["host/answer", { id: 7, result: { action: "accept", content: { echo: "wave/session/elicit s" } } }],
+    ]);
+    win.fire({ kind: "push", method: "wave/session/elicit", params, id: 8 });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(posted[1].params).toEqual({ id: 8, error: "page gone" });
+    expect(pushes).toEqual([]);
+
+    const jwin = fakeWindow();
+    const queries: any[] = [];
+    jwin.waveHostQuery = async (json) => {
+      queries.push(JSON.parse(json));
+      return JSON.stringify({ result: null });
+    };
+    const jcef = createJcefBridge(jwin);
+    jcef.onRequest(async () => ({ action: "decline" }));
+    jwin.waveReceive!(JSON.stringify({ method: "wave/session/elicit", params, id: 3 }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(queries).toEqual([{ method: "host/answer", params: { id: 3, result: { action: "decline" } } }]);
+  });
+
   it("JCEF: a rejected query becomes a HostError", async () => {
     const win = fakeWindow();
     win.waveHostQuery = () => Promise.reject("boom");

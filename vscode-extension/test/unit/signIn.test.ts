@@ -122,3 +122,13 @@ describe("wave/mcp/openUrl (AUTH-2)", () => {
     expect(openUrlTexts(true, "linear", "http://x").message).toContain("http://x");
   });
 });
+
+describe("wave/mcp/openUrl for an accepted elicitation (LONG-6)", () => {
+  it("names the server that asked, not a sign-in", () => {
+    const en = openUrlTexts(false, "bank", "https://pay.example.com/x", "elicitation");
+    expect(en.message).toBe('Wave: the page the MCP server "bank" asked for opens in your browser: https://pay.example.com/x');
+    expect(en.message).not.toContain("sign in");
+    expect(openUrlTexts(true, "bank", "https://pay.example.com/x", "elicitation").message).toContain("“bank”请求的页面");
+    expect(openUrlTexts(false, "linear", "http://x", "signIn").message).toContain("sign in");
+  });
+});

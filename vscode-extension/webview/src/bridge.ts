@@ -14,16 +14,26 @@ import {
   type HostToPage,
   type JcefAnswer,
   type JcefPush,
+  type PageRequestMethod,
+  type PageRequests,
   type PageToHost,
   type PushMethod,
 } from "./hostApi";
 
 export type PushHandler = <M extends PushMethod>(method: M, params: HostPushes[M]) => void;
 
+/** Answers a sidecar request the host handed to the page (`PAGE_ANSWERED_REQUESTS`). */
+export type PageRequestHandler = <M extends PageRequestMethod>(
+  method: M,
+  params: PageRequests[M]["params"],
+) => Promise<PageRequests[M]["result"]>;
+
 export interface HostBridge {
   readonly kind: "vscode" | "jcef";
   request<M extends HostMethod>(method: M, params: HostRequests[M]["params"]): Promise<HostRequests[M]["result"]>;
   onPush(handler: PushHandler): void;
+  /** Answers the host's page requests (a push with an `id`) through `host/answer`. */
+  onRequest(handler: PageRequestHandler): void;
 }
 
 /** The part of `acquireVsCodeApi()` the page uses. */
@@ -55,6 +65,33 @@ class PushQueue {
   }
 }
 
+/**
+ * Page requests (pushes with an `id`): each is answered once with `host/answer`, by the handler,
+ * or with an error when the handler fails. Those that arrive before the handler wait for it.
+ */
+class PageRequestQueue {
+  private handler?: PageRequestHandler;
+  private early: { method: string; params: unknown; id: number }[] = [];
+  constructor(private readonly answer: (params: HostRequests["host/answer"]["params"]) => Promise<unknown>) {}
+  deliver(method: string, params: unknown, id: number): void {
+    if (!this.handler) {
+      this.early.push({ method, params, id });
+      return;
+    }
+    const handler = this.handler;
+    void handler(method as PageRequestMethod, params as never)
+      .then((result) => this.answer({ id, result: result as never }))
+      .catch((e: unknown) => this.answer({ id, error: e instanceof Error ? e.message : String(e) }))
+      .catch(() => undefined);
+  }
+  set(handler: PageRequestHandler): void {
+    this.handler = handler;
+    const early = this.early;
+    this.early = [];
+    for (const r of early) this.deliver(r.method, r.params, r.id);
+  }
+}
+
 function errorOf(payload: HostErrorPayload | undefined): HostError {
   return new HostError(payload ?? { message: "unknown error" });
 }
@@ -63,6 +100,7 @@ export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridg
   let nextId = 1;
   const waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   const pushes = new PushQueue();
+  const requests = new PageRequestQueue((params) => bridge.request("host/answer", params));
   win.addEventListener("message", (event) => {
     const msg = event.data as HostToPage | undefined;
     if (!msg || typeof msg !== "object") return;
@@ -73,10 +111,11 @@ export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridg
       if (msg.error) w.reject(errorOf(msg.error));
       else w.resolve(msg.result ?? null);
     } else if (msg.kind === "push") {
-      pushes.deliver(msg.method, msg.params);
+      if (typeof msg.id === "number") requests.deliver(msg.method, msg.params, msg.id);
+      else pushes.deliver(msg.method, msg.params);
     }
   });
-  return {
+  const bridge: HostBridge = {
     kind: "vscode",
     request(method, params) {
       const id = nextId++;
@@ -87,16 +126,20 @@ export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridg
       });
     },
     onPush: (handler) => pushes.set(handler),
+    onRequest: (handler) => requests.set(handler),
   };
+  return bridge;
 }
 
 export function createJcefBridge(win: BridgeWindow): HostBridge {
   const pushes = new PushQueue();
+  const requests = new PageRequestQueue((params) => bridge.request("host/answer", params));
   win.waveReceive = (json: string) => {
     const push = JSON.parse(json) as JcefPush;
-    pushes.deliver(push.method, push.params);
+    if (typeof push.id === "number") requests.deliver(push.method, push.params, push.id);
+    else pushes.deliver(push.method, push.params);
   };
-  return {
+  const bridge: HostBridge = {
     kind: "jcef",
     async request(method, params) {
       const query = win.waveHostQuery;
@@ -113,7 +156,9 @@ export function createJcefBridge(win: BridgeWindow): HostBridge {
       return (answer.result ?? null) as never;
     },
     onPush: (handler) => pushes.set(handler),
+    onRequest: (handler) => requests.set(handler),
   };
+  return bridge;
 }
 
 /**

@@ -4,6 +4,7 @@
 import type {
   ChatMessage,
   SessionDeltaParams,
+  SessionElicitationCompleteParams,
   SessionMessageParams,
   SessionProgressParams,
   SessionTurnEndedParams,
@@ -36,6 +37,7 @@ import {
   turnOver,
   type LiveState,
 } from "./liveState";
+import { ElicitDialog } from "./elicitForm";
 import { t, type Lang } from "./i18n";
 import { errorText } from "./settingsPage";
 
@@ -50,6 +52,8 @@ export class ChatPage {
   private readonly stopButton: HTMLButtonElement;
   /** Tool calls whose results arrived, so no longer running. */
   private running = new Set<string>();
+  /** A server's question to the user (LONG-5, LONG-6), above the input. */
+  readonly elicit: ElicitDialog;
 
   constructor(
     root: HTMLElement,
@@ -81,11 +85,15 @@ export class ChatPage {
       { class: "chat-toolbar" },
       h("button", { class: "link", id: "open-mcp", onclick: () => void this.bridge.request("host/openSettings", {}) }, L("openMcp")),
     );
+    const elicitRoot = h("div", { class: "chat-elicit", id: "chat-elicit" });
+    this.elicit = new ElicitDialog(elicitRoot, lang);
     root.replaceChildren(
       toolbar,
       this.log,
+      elicitRoot,
       h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.stopButton, this.sendButton)),
     );
+    bridge.onRequest((_method, params) => this.elicit.ask(params));
     bridge.onPush((method, params) => {
       if (method === "wave/session/delta") {
         this.setLive(deltaArrived(this.live, this.state.sessionId, params as SessionDeltaParams));
@@ -101,6 +109,8 @@ export class ChatPage {
         if (p.sessionId === this.state.sessionId) this.live = turnOver(this.live, p.turn);
         const note = p.error ? t(lang, "turnFailed", { reason: p.error }) : p.cancelled ? t(lang, "turnStopped") : undefined;
         this.set(turnEnded(this.state, p.sessionId, p.turn, note));
+      } else if (method === "wave/session/elicitationComplete") {
+        this.elicit.completed(params as SessionElicitationCompleteParams);
       } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
     });
     this.render();

@@ -13,6 +13,7 @@ import type {
   HostOwnPushes,
   HostOwnRequests,
   Notifications,
+  PageAnsweredRequest,
   Requests,
 } from "../../src/protocol.generated";
 
@@ -24,6 +25,10 @@ export type HostRequests = Pick<Requests, ForwardedRequest> & HostOwnRequests;
 
 /** The sidecar's notifications the hosts forward unchanged, and the host's own pushes. */
 export type HostPushes = Pick<Notifications, ForwardedNotification> & HostOwnPushes;
+
+/** Sidecar requests the host hands to the page to answer (`PAGE_ANSWERED_REQUESTS`). */
+export type PageRequests = Pick<Requests, PageAnsweredRequest>;
+export type PageRequestMethod = keyof PageRequests;
 
 export type HostMethod = keyof HostRequests;
 export type PushMethod = keyof HostPushes;
@@ -50,10 +55,10 @@ export class HostError extends Error {
 export type PageToHost = { kind: "request"; id: number; method: string; params: unknown };
 export type HostToPage =
   | { kind: "response"; id: number; result?: unknown; error?: HostErrorPayload }
-  | { kind: "push"; method: string; params: unknown };
+  | { kind: "push"; method: string; params: unknown; id?: number };
 
 /** The JCEF channel: what `window.waveHostQuery(json)` receives and resolves with. */
 export type JcefQuery = { method: string; params: unknown };
 export type JcefAnswer = { result?: unknown; error?: HostErrorPayload };
-/** What `window.waveReceive(json)` receives. */
-export type JcefPush = { method: string; params: unknown };
+/** What `window.waveReceive(json)` receives; with `id`, a sidecar request the page answers with `host/answer`. */
+export type JcefPush = { method: string; params: unknown; id?: number };

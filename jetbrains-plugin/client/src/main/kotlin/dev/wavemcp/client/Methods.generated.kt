@@ -24,6 +24,8 @@ object Methods {
     const val SESSION_PROGRESS = "wave/session/progress"
     const val SESSION_CANCEL = "wave/session/cancel"
     const val SESSION_DESTROY = "wave/session/destroy"
+    const val SESSION_ELICIT = "wave/session/elicit"
+    const val SESSION_ELICITATION_COMPLETE = "wave/session/elicitationComplete"
     const val HOST_OPEN_FILE = "host/openFile"
     const val HOST_CLOSE_SETTINGS = "host/closeSettings"
     const val HOST_OPEN_SETTINGS = "host/openSettings"
@@ -32,10 +34,14 @@ object Methods {
     const val HOST_CHAT_OPENED = "host/chatOpened"
     const val HOST_PREFILL = "host/prefill"
     const val HOST_SIDECAR_RESTARTED = "host/sidecarRestarted"
+    const val HOST_ANSWER = "host/answer"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
     val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
-    val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS)
+    val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS, SESSION_ELICITATION_COMPLETE)
+
+    /** Sidecar requests the hosts pass to their chat page, with the page's answer back. */
+    val PAGE_ANSWERED_REQUESTS: Set<String> = setOf(SESSION_ELICIT)
 }

@@ -42,6 +42,10 @@ class PageBridge(private val host: Host) : AutoCloseable {
      */
     private var pendingPrefill: String? = null
 
+    /** Sidecar requests handed to the chat page (a push with an id), until its `host/answer`. */
+    private val asked = java.util.concurrent.ConcurrentHashMap<Long, CompletableFuture<JsonElement>>()
+    private val nextAsk = java.util.concurrent.atomic.AtomicLong(1)
+
     /** Host requests, one at a time, in arrival order. */
     private val hostQueue: ExecutorService = Executors.newSingleThreadExecutor { r ->
         Thread(r, "wave-mcp-host-actions").apply { isDaemon = true }
@@ -67,6 +71,7 @@ class PageBridge(private val host: Host) : AutoCloseable {
                 }
             },
         )
+        next.pageRequests = PageRequestHandler { method, params -> askChatPage(method, params) }
         if (!ready.complete(next)) ready = CompletableFuture.completedFuture(next)
         if (restarted) settingsPage?.push(envelope(Methods.HOST_SIDECAR_RESTARTED, JsonObject()))
     }
@@ -86,8 +91,46 @@ class PageBridge(private val host: Host) : AutoCloseable {
             PageKind.CHAT -> {
                 chatPage = push
                 chatReady = false
+                // Questions the old page never answered: the sidecar declines them.
+                failAsked("the chat page closed")
             }
         }
+    }
+
+    /**
+     * LONG-5, LONG-6: hands a sidecar request to the chat page that is showing, as a push with an
+     * id, and blocks (on the sidecar client's pool) until the page's `host/answer`.
+     */
+    private fun askChatPage(method: String, params: JsonElement): JsonElement {
+        val page = synchronized(this) { chatPage.takeIf { chatReady } } ?: throw IllegalStateException("no Wave chat page is showing")
+        val id = nextAsk.getAndIncrement()
+        val answer = CompletableFuture<JsonElement>()
+        asked[id] = answer
+        val o = JsonObject()
+        o.addProperty("method", method)
+        o.add("params", params)
+        o.addProperty("id", id)
+        page.push(WIRE_GSON.toJson(o))
+        try {
+            return answer.get(ASK_TIMEOUT_S, TimeUnit.SECONDS)
+        } catch (e: ExecutionException) {
+            throw IllegalStateException(e.cause?.message ?: e.toString())
+        } finally {
+            asked.remove(id)
+        }
+    }
+
+    /** `host/answer`: settles the question it answers (unknown ids are ignored). */
+    private fun answered(p: JsonObject) {
+        val id = p.get("id")?.takeIf { it.isJsonPrimitive }?.asLong ?: throw IllegalArgumentException("host/answer needs an id")
+        val waiting = asked.remove(id) ?: return
+        val error = p.get("error")?.takeIf { it.isJsonPrimitive }?.asString
+        if (error != null) waiting.completeExceptionally(IllegalStateException(error))
+        else waiting.complete(p.get("result") ?: JsonNull.INSTANCE)
+    }
+
+    private fun failAsked(reason: String) {
+        for (id in asked.keys.toList()) asked.remove(id)?.completeExceptionally(IllegalStateException(reason))
     }
 
     /** The page behind [push] is gone; a newer page of the same kind stays. */
@@ -184,6 +227,7 @@ class PageBridge(private val host: Host) : AutoCloseable {
                 sidecar?.cancelLogin(name, sessionId)
             }
             Methods.HOST_CHAT_OPENED -> return WIRE_GSON.toJsonTree(chatOpened(page))
+            Methods.HOST_ANSWER -> answered(p)
             else -> throw IllegalArgumentException("unknown request $method")
         }
         return JsonNull.INSTANCE
@@ -191,12 +235,16 @@ class PageBridge(private val host: Host) : AutoCloseable {
 
     override fun close() {
         subscriptions.forEach { runCatching { it.close() } }
+        failAsked("the page bridge closed")
         hostQueue.shutdown()
     }
 
     companion object {
         /** Longest wait of a page request for a sidecar that is starting. */
         const val START_TIMEOUT_S = 60L
+
+        /** Longest wait for the user's answer to a server's question. */
+        const val ASK_TIMEOUT_S = 30L * 60
 
         fun envelope(method: String, params: JsonElement): String {
             val o = JsonObject()

@@ -83,7 +83,13 @@ data class ServerParams(val name: String = "", val sessionId: String? = null)
 data class DeleteParams(val name: String = "", val source: McpSource? = null, val sessionId: String? = null)
 
 /** Params of the sidecar's `wave/mcp/openUrl` request (AUTH-2). */
-data class OpenUrlParams(val sessionId: String = "", val name: String = "", val url: String = "")
+data class OpenUrlParams(val sessionId: String = "", val name: String = "", val url: String = "", val purpose: OpenUrlPurpose? = null)
+
+/** Why the sidecar asks to open a URL; null: sign-in. */
+enum class OpenUrlPurpose {
+    @SerializedName("signIn") SIGN_IN,
+    @SerializedName("elicitation") ELICITATION,
+}
 
 /** `opened = false`: the client could not open it; the sidecar then uses `$BROWSER` or the platform's opener. */
 data class OpenUrlResult(val opened: Boolean = false)
@@ -198,3 +204,34 @@ data class HostCancelLoginParams(val name: String = "", val sessionId: String? =
 data class HostChatOpened(val prefill: String? = null)
 
 data class HostPrefillParams(val text: String = "")
+
+// ---- elicitation (LONG-5, LONG-6): a server asks the user; the chat page answers ----
+
+enum class ElicitMode {
+    @SerializedName("form") FORM,
+    @SerializedName("url") URL,
+}
+
+/** Params of the sidecar's `wave/session/elicit` request (answered by the chat page). */
+data class SessionElicitParams(
+    val sessionId: String = "",
+    val server: String = "",
+    val mode: ElicitMode? = null,
+    val message: String = "",
+    val requestedSchema: JsonObject? = null,
+    val url: String? = null,
+    val elicitationId: String? = null,
+)
+
+enum class ElicitAction {
+    @SerializedName("accept") ACCEPT,
+    @SerializedName("decline") DECLINE,
+    @SerializedName("cancel") CANCEL,
+}
+
+data class SessionElicitResult(val action: ElicitAction? = null, val content: JsonObject? = null)
+
+data class SessionElicitationCompleteParams(val sessionId: String = "", val server: String = "", val elicitationId: String = "")
+
+/** Params of the page's `host/answer`: its answer to the page request with this id. */
+data class HostAnswerParams(val id: Long = 0, val result: com.google.gson.JsonElement? = null, val error: String? = null)

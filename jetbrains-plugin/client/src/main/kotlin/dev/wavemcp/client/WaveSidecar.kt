@@ -40,6 +40,15 @@ data class SidecarOptions(
 )
 
 /**
+ * Answers a sidecar request the chat page answers (`Methods.PAGE_ANSWERED_REQUESTS`, e.g.
+ * `wave/session/elicit`). Runs on a pool thread and may block until the user answered; a throw
+ * is an error reply.
+ */
+fun interface PageRequestHandler {
+    fun answer(method: String, params: JsonElement): JsonElement
+}
+
+/**
  * The host side of `wave/mcp/openUrl`. The IntelliJ layer shows a notification with the URL and
  * a copy action and opens it with `BrowserUtil`. Runs on a pool thread; return quickly (do not
  * wait for the user to finish signing in): true = the URL was handed to a browser, false (or a
@@ -85,6 +94,9 @@ class WaveSidecar private constructor(
 
     /** UI-11: the newest snapshot shown per session; replies and pushes both count. */
     val snapshots = SnapshotTracker()
+
+    /** Who answers the sidecar's page requests (the page bridge); null: they get an error. */
+    @Volatile var pageRequests: PageRequestHandler? = null
 
     /** The `initialize` result. */
     lateinit var initializeResult: JsonObject
@@ -171,6 +183,14 @@ class WaveSidecar private constructor(
             val handler = options.openUrl
             val opened = handler != null && runCatching { handler.openUrl(params) }.getOrDefault(false)
             OpenUrlResult(opened)
+        }
+        // LONG-5, LONG-6: sidecar requests the chat page answers (a server asks the user), handed
+        // to [pageRequests]; without one the sidecar gets an error, which it takes as a decline.
+        for (method in Methods.PAGE_ANSWERED_REQUESTS) {
+            connection.onRequest(method) { raw ->
+                val handler = pageRequests ?: throw IllegalStateException("no Wave chat page is showing")
+                handler.answer(method, raw)
+            }
         }
         connection.start()
 
