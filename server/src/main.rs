@@ -1,6 +1,8 @@
 //! `wave-mcp`: the command-line tool (list servers, list a server's tools, call a tool).
 
+mod catalog_view;
 mod cli;
+mod cli_catalog;
 mod lsp;
 mod view;
 

@@ -26,6 +26,8 @@ use crate::permissions::{PermissionRules, PermissionSource, RECHECK_AFTER};
 use crate::pool::{EXEC_TOOL, Pool};
 use crate::transcript::Transcript;
 
+mod input;
+
 /// What one tool call gave back, as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
@@ -189,6 +191,10 @@ impl Agent {
     /// answers without calling a tool.
     pub async fn send_message(&mut self, text: &str) -> Result<TurnReport, AgentError> {
         self.alive()?;
+        // A prompt command or a resource mention is expanded first (PRM-2, PRM-3).
+        if self.asks_mcp(text) {
+            return self.send_with_mcp(text).await;
+        }
         // Decided synchronously: with nothing to dial there is no await here at all (LAZY-9).
         let dials = self.manager.start_turn_dials();
         let dialed = dials.as_ref().map_or(0, |d| d.len());

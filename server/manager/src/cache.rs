@@ -1,4 +1,6 @@
 //! The tool snapshot cache (`~/.wave/mcp-tools-cache.json`): last known tool lists of servers, keyed by name + config fingerprint (CACHE-1..8).
+//! Each entry also keeps the server's prompts, resources and resource templates (PRM-1); files
+//! written before those existed read as entries without them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -97,6 +99,40 @@ pub struct CachedTool {
     pub description: Option<String>,
 }
 
+/// One argument of a cached prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedPromptArgument {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// One prompt of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedPrompt {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub arguments: Vec<CachedPromptArgument>,
+}
+
+/// One resource (`uri`) or resource template (`uri` holds the template) of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedResource {
+    pub uri: String,
+    pub name: String,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
 /// One server's last snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,6 +142,13 @@ pub struct CacheEntry {
     pub fingerprint: String,
     pub tools: Vec<CachedTool>,
     pub last_connected_at: DateTime<Utc>,
+    /// Absent in files written before prompts were cached.
+    #[serde(default)]
+    pub prompts: Vec<CachedPrompt>,
+    #[serde(default)]
+    pub resources: Vec<CachedResource>,
+    #[serde(default)]
+    pub resource_templates: Vec<CachedResource>,
 }
 
 impl CacheEntry {
@@ -323,6 +366,9 @@ mod tests {
                 })
                 .collect(),
             last_connected_at: Utc::now(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
         }
     }
 

@@ -25,10 +25,12 @@ const CLOSE_MIN: Duration = Duration::from_millis(200);
 /// Called when the server says its tool list changed.
 pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
 
-/// Our side of the MCP session: identifies the client, relays `tools/list_changed`.
+/// Our side of the MCP session: identifies the client, relays `tools/list_changed`, and
+/// `prompts/list_changed` / `resources/list_changed` (PRM-4).
 #[derive(Clone)]
 pub(crate) struct Client {
     tools_changed: ToolsChanged,
+    catalog_changed: ToolsChanged,
 }
 
 impl ClientHandler for Client {
@@ -41,6 +43,14 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         (self.tools_changed)();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.catalog_changed)();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.catalog_changed)();
     }
 }
 
@@ -70,12 +80,15 @@ pub(crate) struct Dialed {
 /// in the spawn registry in `run_dir` (REAP-1).
 pub(crate) async fn dial(
     transport: Transport,
-    tools_changed: ToolsChanged,
+    (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),
     timeout: Duration,
     credentials: &Path,
     run_dir: &Path,
 ) -> Result<Dialed, DialError> {
-    let client = Client { tools_changed };
+    let client = Client {
+        tools_changed,
+        catalog_changed,
+    };
     match transport {
         Transport::Stdio {
             command,

@@ -28,6 +28,20 @@ pub enum Error {
         tool: String,
         millis: u128,
     },
+    #[error("MCP server \"{server}\" is not connected ({status})")]
+    NotConnected { server: String, status: String },
+    #[error("prompt \"{prompt}\" of MCP server \"{server}\" failed: {reason}")]
+    Prompt {
+        server: String,
+        prompt: String,
+        reason: String,
+    },
+    #[error("resource \"{uri}\" of MCP server \"{server}\" could not be read: {reason}")]
+    Resource {
+        server: String,
+        uri: String,
+        reason: String,
+    },
     #[error("tool \"{tool}\" of MCP server \"{server}\" failed: {reason}")]
     ToolCall {
         server: String,

@@ -24,6 +24,9 @@ use wave_mcp_manager::{McpManager, Status, result_text};
 
 use super::support::*;
 
+/// Prompts and resources of the same peers (PRM-1 .. PRM-4).
+mod prompts;
+
 const MARKER_VAR: &str = "WAVE_PEER_MARKER";
 
 /// Instructions for the Python peer: indentation, a blank line and a trailing space must survive.
