@@ -727,6 +727,45 @@ mod tests {
         assert_eq!(e.tools[0].description, None);
     }
 
+    // PRM-1, CACHE-6: a file written before prompts were cached reads as entries without
+    // them; prompts, resources and templates round-trip through a record.
+    #[test]
+    fn prm_1_old_files_read_and_prompts_round_trip() {
+        let old = r#"{"version": 1, "entries": {"s@f": {
+            "server": "s", "workdir": "/p", "fingerprint": "f",
+            "tools": [{"name": "t", "description": null}],
+            "lastConnectedAt": "2024-01-01T00:00:00Z"}}}"#;
+        let e = read_text(old).lookup("s", "f").cloned().unwrap();
+        assert_eq!(tool_names(&e), ["t"]);
+        assert!(e.prompts.is_empty() && e.resources.is_empty() && e.resource_templates.is_empty());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.json");
+        let mut fresh = entry("s", Path::new("/p"), "f", &["t"]);
+        fresh.prompts = vec![CachedPrompt {
+            name: "review".into(),
+            description: Some("Review a file".into()),
+            arguments: vec![CachedPromptArgument {
+                name: "file".into(),
+                description: None,
+                required: true,
+            }],
+        }];
+        let resource = CachedResource {
+            uri: "test://doc/1".into(),
+            name: "doc-1".into(),
+            mime_type: Some("text/plain".into()),
+            description: None,
+        };
+        fresh.resources = vec![resource.clone()];
+        fresh.resource_templates = vec![CachedResource {
+            uri: "test://doc/{n}".into(),
+            ..resource
+        }];
+        record(&path, Path::new("/p"), &conf(&[("s", "f")]), fresh.clone()).unwrap();
+        assert_eq!(read(&path).lookup("s", "f"), Some(&fresh));
+    }
+
     #[test]
     fn cache6_record_into_corrupt_file_replaces_it() {
         let home = tempfile::tempdir().unwrap();

@@ -11,6 +11,7 @@ mod lifecycle;
 mod lsp;
 mod lsp_client;
 mod peers;
+mod prompts;
 mod reap;
 mod reconnect;
 mod reload;

@@ -87,7 +87,10 @@ impl Catalog {
                 .collect(),
             resources: entry.resources.iter().map(resource).collect(),
             templates: entry.resource_templates.iter().map(resource).collect(),
-            from_cache: true,
+            // An empty cached catalog is no catalog: nothing to mark.
+            from_cache: !(entry.prompts.is_empty()
+                && entry.resources.is_empty()
+                && entry.resource_templates.is_empty()),
         }
     }
 
@@ -263,7 +266,8 @@ impl SharedState {
 }
 
 /// Lists the catalog of `name`'s connection of `generation` and installs it, if that connection
-/// is still the current one; publishes and writes the cache. Returns what it installed.
+/// is still the current one; when that changes what lists show, publishes and writes the cache
+/// (a server without prompts or resources costs no extra snapshot). Returns what it installed.
 pub(super) async fn refresh(
     shared: &Arc<SharedState>,
     name: &str,
@@ -281,9 +285,12 @@ pub(super) async fn refresh(
     if state.destroyed || state.slots[index].generation != generation {
         return None;
     }
+    let before = state.slots[index].catalog_view(&state.cache);
     state.slots[index].live.as_mut()?.catalog = Some(catalog.clone());
-    shared.record_cache(&mut state, index);
-    shared.publish(&mut state);
+    if state.slots[index].catalog_view(&state.cache) != before {
+        shared.record_cache(&mut state, index);
+        shared.publish(&mut state);
+    }
     Some(catalog)
 }
 
