@@ -18,6 +18,7 @@ import {
   turnEnded,
   type ChatState,
 } from "./chatState";
+import { CompletionMenu } from "./completions";
 import { h } from "./dom";
 import { t, type Lang } from "./i18n";
 import { errorText } from "./settingsPage";
@@ -28,6 +29,8 @@ export class ChatPage {
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly status: HTMLElement;
+  /** `/` offers the servers' prompts, `@` their resources (PRM-1, PRM-3). */
+  private readonly menu: CompletionMenu;
 
   constructor(
     root: HTMLElement,
@@ -47,6 +50,7 @@ export class ChatPage {
     }) as HTMLTextAreaElement;
     this.sendButton = h("button", { class: "primary", id: "chat-send", onclick: () => void this.submit() }, L("send")) as HTMLButtonElement;
     this.status = h("div", { class: "chat-status muted", id: "chat-status" });
+    this.menu = new CompletionMenu(this.input, bridge, sessionId);
     this.input.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
@@ -61,7 +65,7 @@ export class ChatPage {
     root.replaceChildren(
       toolbar,
       this.log,
-      h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.sendButton)),
+      h("div", { class: "chat-compose" }, this.status, this.menu.element, this.input, h("div", { class: "compose-actions" }, this.sendButton)),
     );
     bridge.onPush((method, params) => {
       if (method === "wave/session/message") {
@@ -71,6 +75,7 @@ export class ChatPage {
         const p = params as SessionTurnEndedParams;
         this.set(turnEnded(this.state, p.sessionId, p.turn, p.error ? t(lang, "turnFailed", { reason: p.error }) : undefined));
       } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
+      else if (method === "wave/mcp/serversChanged") this.menu.invalidate();
     });
     this.render();
   }
