@@ -1,5 +1,7 @@
 //! A terminal conversation (`wave-mcp chat`): one line of input is one user message; `/mcp`
-//! lists the MCP servers, `/connect NAME` and `/disconnect NAME` act on one, `/exit` ends.
+//! lists the MCP servers, `/connect NAME` and `/disconnect NAME` act on one, `/exit` ends. A
+//! server's prompt (`/mcp__<server>__<prompt> ARGS`) and resource mentions (`@<server>:<uri>`)
+//! are expanded by the agent like every other message's (PRM-2, PRM-3).
 //! Tool calls and their results are printed before the model's answer.
 
 use std::io::{self, Write};
@@ -20,7 +22,7 @@ where
 {
     writeln!(
         out,
-        "wave-mcp chat in {} (session {}). /mcp lists MCP servers, /connect NAME, /disconnect NAME, /exit quits.",
+        "wave-mcp chat in {} (session {}). /mcp lists MCP servers, /connect NAME, /disconnect NAME, /exit quits; /mcp__<server>__<prompt> ARGS sends a server's prompt, @<server>:<uri> attaches a resource.",
         agent.workdir().display(),
         agent.session_id()
     )?;

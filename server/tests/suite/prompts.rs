@@ -270,3 +270,63 @@ async fn prm_1_cli_lists_prompts_and_resources() {
     );
     sandbox.assert_no_process_left().await;
 }
+
+// PRM-2, PRM-3 in `wave-mcp chat`: a command line gets the prompt, a missing argument prints the
+// error and sends nothing, a mention attaches the resource.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_2_cli_chat_sends_prompts_and_mentions() {
+    use std::io::Write;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let model = FakeModel::start(vec![say("reviewed it"), say("read it")]).await;
+    let mut child = command(
+        &sandbox,
+        &["chat"],
+        &[("WAVE_BASE_URL", &model.base_url), ("WAVE_MODEL", "fake")],
+    )
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("start wave-mcp chat");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"/mcp__a__review src/a.rs\n/mcp__a__review\n@a:test://doc/2 what is it?\n/exit\n",
+        )
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    let expected = [
+        "reviewed it",
+        "error: missing required argument \"file\" of /mcp__a__review (usage: /mcp__a__review <file> [focus])",
+        "read it",
+    ];
+    let mut rest: &str = &stdout;
+    for line in expected {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or out of order in:\n{stdout}"));
+        rest = &rest[at + line.len()..];
+    }
+    assert_eq!(model.requests().len(), 2);
+    assert!(
+        user_text(&model.request(0)).starts_with("Review src/a.rs with a focus on everything."),
+        "{:#}",
+        model.request(0)
+    );
+    assert!(
+        user_text(&model.request(1)).contains(
+            "@a:test://doc/2 what is it?\n\nAttached MCP resources:\n\n<resource uri=\"test://doc/2\" mimeType=\"text/plain\">\ndocument 2\n</resource>"
+        ),
+        "{:#}",
+        model.request(1)
+    );
+    sandbox.assert_no_process_left().await;
+}
