@@ -201,7 +201,7 @@ async fn prm_4_python_list_changes_refresh_prompts_and_resources() {
 async fn prm_2_python_prompt_becomes_the_user_message() {
     let Some(python) = python() else { return };
     let sandbox = Sandbox::new();
-    let model = FakeModel::start(vec![say("one"), say("two"), say("three")]).await;
+    let model = FakeModel::start(vec![say("one"), say("two"), say("three"), say("four")]).await;
     let mut agent = agent(
         &sandbox,
         json!({ "py": py_entry(&sandbox, &python) }),
@@ -231,6 +231,14 @@ async fn prm_2_python_prompt_becomes_the_user_message() {
         last_user_content(&model.request(2)),
         "Greet Grace in a formal way."
     );
+    // A prompt's image, for a model without vision: named, not sent.
+    agent.send_message("/mcp__py__picture").await.unwrap();
+    assert_eq!(
+        last_user_content(&model.request(3)),
+        "Describe this picture.\n\n[Image: image/png]"
+    );
+    let image = &agent.history()[agent.history().len() - 2];
+    assert_eq!(image.images.len(), 1, "the image is kept in the history");
     finish(agent, &sandbox).await;
 }
 
