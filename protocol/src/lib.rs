@@ -277,6 +277,94 @@ pub struct ConfigPaths {
     pub workdir: String,
 }
 
+/// One argument of a prompt, in the order the prompt declares them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpPromptArgument {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// A server's prompt, offered in the chat as the slash command `/<fullName>` (PRM-1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpPromptView {
+    pub server: String,
+    /// The server's own name for the prompt.
+    pub name: String,
+    /// `mcp__<server>__<prompt>`.
+    pub full_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub description: Option<String>,
+    pub arguments: Vec<McpPromptArgument>,
+    /// From the snapshot cache of an earlier connection (the server is not connected now).
+    #[serde(default)]
+    pub from_cache: bool,
+}
+
+/// Result of `wave/mcp/prompts`: the prompts of every server the permission rules allow, in
+/// config order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpPromptsResult {
+    pub session_id: String,
+    pub prompts: Vec<McpPromptView>,
+}
+
+/// A server's resource, mentioned in a chat message as `@<server>:<uri>` (PRM-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpResourceView {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub mime_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub from_cache: bool,
+}
+
+/// A server's resource template (RFC 6570 `uriTemplate`, e.g. `file:///{path}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpResourceTemplateView {
+    pub server: String,
+    pub uri_template: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub mime_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub from_cache: bool,
+}
+
+/// Result of `wave/mcp/resources`: resources and templates of every server the permission
+/// rules allow, in config order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpResourcesResult {
+    pub session_id: String,
+    pub resources: Vec<McpResourceView>,
+    pub templates: Vec<McpResourceTemplateView>,
+}
+
 /// Params of `wave/session/create`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
@@ -750,6 +838,12 @@ messages! {
     Request McpOpenUrl = "wave/mcp/openUrl", ServerToClient, HostOnly, OpenUrlParams -> OpenUrlResult;
     /// Absolute paths of the user and project config files, and the project name (EDIT-2).
     Request McpConfigPaths = "wave/mcp/configPaths", ClientToServer, Webview, SessionParams -> ConfigPaths;
+    /// The prompts of a session's servers, live or cached, as slash commands (PRM-1). A change
+    /// (a connect, `prompts/list_changed`, PRM-4) comes as `wave/mcp/serversChanged`.
+    Request McpPrompts = "wave/mcp/prompts", ClientToServer, Webview, SessionParams -> McpPromptsResult;
+    /// The resources and resource templates of a session's servers, live or cached (PRM-3);
+    /// changes come as `wave/mcp/serversChanged` (PRM-4).
+    Request McpResources = "wave/mcp/resources", ClientToServer, Webview, SessionParams -> McpResourcesResult;
     /// A session's servers changed (status, tools, config): the full new list (UI-5).
     Notification McpServersChanged = "wave/mcp/serversChanged", ServerToClient, Webview, ServersSnapshot;
     /// Creates a session (an agent with its own MCP servers) in this sidecar.

@@ -59,6 +59,20 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Connect one server, print its prompts (the chat's `/mcp__<server>__<prompt>` commands)
+    /// with their arguments, then shut it down.
+    Prompts {
+        server: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Connect one server, print its resources (`@<server>:<uri>` in the chat) and resource
+    /// templates, then shut it down.
+    Resources {
+        server: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Sign in to a remote server (OAuth, in the browser), then check it connects. The tokens
     /// are stored in ~/.wave/mcp-credentials.json for every later use.
     Login {
@@ -74,7 +88,8 @@ enum Command {
     },
     /// Talk to the model (WAVE_BASE_URL, WAVE_API_KEY, WAVE_MODEL) with the MCP servers' tools,
     /// one stdin line per message. `/mcp` lists servers, `/connect NAME`, `/disconnect NAME`,
-    /// `/exit` quits.
+    /// `/exit` quits; `/mcp__<server>__<prompt> args` sends a server's prompt, `@<server>:<uri>`
+    /// attaches a resource.
     Chat {
         /// Project directory (its `.mcp.json` is the project config). Default: the current
         /// directory.
@@ -95,7 +110,11 @@ pub async fn run(cli: Cli) -> Result<()> {
     // Commands that spawn servers first reap the trees of crashed owners (REAP-2), in the
     // background; the pass is waited for before exiting, so it is never cut short.
     let reaper = match &cli.command {
-        Command::Tools { .. } | Command::Call { .. } | Command::Chat { .. } => {
+        Command::Tools { .. }
+        | Command::Call { .. }
+        | Command::Chat { .. }
+        | Command::Prompts { .. }
+        | Command::Resources { .. } => {
             Some(wave_mcp_manager::registry::reap_orphans_at_start(None))
         }
         _ => None,
@@ -119,6 +138,18 @@ async fn run_command(cli: Cli) -> Result<()> {
             arguments,
             common,
         } => call(&server, &tool, arguments.as_deref(), common).await,
+        Command::Prompts { server, common } => {
+            let manager = connected(&server, &common).await?;
+            let result = crate::cli_catalog::prompts(&manager, &server, common.json).await;
+            manager.cleanup().await;
+            result
+        }
+        Command::Resources { server, common } => {
+            let manager = connected(&server, &common).await?;
+            let result = crate::cli_catalog::resources(&manager, &server, common.json).await;
+            manager.cleanup().await;
+            result
+        }
         Command::Login { server, workdir } => login(&server, workdir).await,
         Command::Logout { server, workdir } => logout(&server, workdir).await,
         Command::Chat { workdir } => chat(workdir).await,

@@ -1,7 +1,9 @@
 //! `wave-mcp`: the command-line tool (list servers, list a server's tools, call a tool).
 
 mod ask;
+mod catalog_view;
 mod cli;
+mod cli_catalog;
 mod lsp;
 mod view;
 

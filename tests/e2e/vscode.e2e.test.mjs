@@ -28,6 +28,7 @@ import {
   startCodeServer,
   startFakeModel,
   startOAuthMcpServer,
+  testServerBin,
   until,
   webviewFrame,
   writeUserSettings,
@@ -353,6 +354,64 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     assert.equal(await reopened.locator(".msg-user .msg-text").textContent(), prompt);
     assert.ok((await reopened.locator(".msg-tool").count()) >= 1, "the tool result is shown again");
     await shot("11-chat-reopened");
+  });
+
+  test("PRM-1, PRM-2, PRM-3: in the chat, `/` picks a server's prompt with arguments and `@` attaches a resource", async () => {
+    // A server with prompts and resources joins the user config; the sidecar's watcher adds it.
+    addUserServer(sb, "notes", {
+      command: testServerBin,
+      args: ["--name", "notes", "--prompts", "--tools", "none", "--pid-file", path.join(sb.root, "notes.pid")],
+    });
+    await runCommand(page, "Wave: MCP Servers");
+    const frame = await settingsFrame();
+    await frame.locator('button.source-tab[data-tab="user"]').click();
+    await until(async () => (await row(frame, "notes").count()) === 1, "notes listed after the config edit");
+    await row(frame, "notes").locator("button[data-action=connect]").click();
+    await until(async () => (await row(frame, "notes").getAttribute("data-status")) === "connected", "notes connected");
+    await runCommand(page, "Wave: Open Chat");
+    const chat = await chatFrame();
+    const input = chat.locator("#chat-input");
+    const userText = (request) =>
+      request.messages
+        .filter((m) => m.role === "user")
+        .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)))
+        .join("\n");
+    const idle = () => until(async () => (await chat.locator("#chat-status").textContent()) === "", "the turn ended");
+
+    // PRM-1, PRM-2: `/` offers the prompt with its argument hint; Enter inserts it.
+    const beforePrompt = model.requests.length;
+    await input.click();
+    await input.pressSequentially("/mcp__notes");
+    const review = chat.locator("#completion-menu .completion-item", { hasText: "/mcp__notes__review" });
+    await review.waitFor({ timeout: 30_000 });
+    assert.equal(await review.locator(".completion-hint").textContent(), "<file> [focus]");
+    await shot("20-chat-prompt-menu");
+    await input.press("Enter");
+    assert.equal(await input.inputValue(), "/mcp__notes__review ");
+    await input.pressSequentially('src/a.rs "error handling"');
+    await input.press("Enter");
+    const expanded = "Review src/a.rs with a focus on error handling.";
+    await until(() => model.requests.slice(beforePrompt).some((r) => userText(r).includes(expanded)), "the prompt's message reached the model");
+    await chat.locator(".msg-user", { hasText: expanded }).waitFor({ timeout: 30_000 });
+    await idle();
+    await shot("21-chat-prompt-sent");
+
+    // PRM-3: `@` offers the resources; typing narrows to one; Enter inserts, Enter sends.
+    const beforeMention = model.requests.length;
+    await input.pressSequentially("summarize @doc/7");
+    const doc = chat.locator("#completion-menu .completion-item", { hasText: "@notes:test://doc/7" });
+    await doc.waitFor({ timeout: 30_000 });
+    assert.equal(await chat.locator("#completion-menu .completion-item").count(), 1);
+    await shot("22-chat-resource-menu");
+    await input.press("Enter");
+    assert.equal(await input.inputValue(), "summarize @notes:test://doc/7 ");
+    await input.press("Enter");
+    await until(
+      () => model.requests.slice(beforeMention).some((r) => userText(r).includes('<resource uri=\\"test://doc/7\\"') || userText(r).includes("document 7")),
+      "the resource's contents reached the model",
+    );
+    await idle();
+    await shot("23-chat-mention-sent");
   });
 
   test("the sidecar's stop (restart command, and deactivate on reload) ends every MCP server it started", async () => {

@@ -226,6 +226,50 @@ projectName: string,
 workdir: string, };
 
 /**
+ * One argument of a prompt, in the order the prompt declares them.
+ */
+export type McpPromptArgument = { name: string, description?: string, required: boolean, };
+
+/**
+ * A server's prompt, offered in the chat as the slash command `/<fullName>` (PRM-1).
+ */
+export type McpPromptView = { server: string, 
+/**
+ * The server's own name for the prompt.
+ */
+name: string, 
+/**
+ * `mcp__<server>__<prompt>`.
+ */
+fullName: string, description?: string, arguments: Array<McpPromptArgument>, 
+/**
+ * From the snapshot cache of an earlier connection (the server is not connected now).
+ */
+fromCache: boolean, };
+
+/**
+ * Result of `wave/mcp/prompts`: the prompts of every server the permission rules allow, in
+ * config order.
+ */
+export type McpPromptsResult = { sessionId: string, prompts: Array<McpPromptView>, };
+
+/**
+ * A server's resource, mentioned in a chat message as `@<server>:<uri>` (PRM-3).
+ */
+export type McpResourceView = { server: string, uri: string, name: string, mimeType?: string, description?: string, fromCache: boolean, };
+
+/**
+ * A server's resource template (RFC 6570 `uriTemplate`, e.g. `file:///{path}`).
+ */
+export type McpResourceTemplateView = { server: string, uriTemplate: string, name: string, mimeType?: string, description?: string, fromCache: boolean, };
+
+/**
+ * Result of `wave/mcp/resources`: resources and templates of every server the permission
+ * rules allow, in config order.
+ */
+export type McpResourcesResult = { sessionId: string, resources: Array<McpResourceView>, templates: Array<McpResourceTemplateView>, };
+
+/**
  * Params of `wave/session/create`.
  */
 export type SessionCreateParams = { 
@@ -569,6 +613,8 @@ export const Methods = {
   mcpLogout: "wave/mcp/logout",
   mcpOpenUrl: "wave/mcp/openUrl",
   mcpConfigPaths: "wave/mcp/configPaths",
+  mcpPrompts: "wave/mcp/prompts",
+  mcpResources: "wave/mcp/resources",
   mcpServersChanged: "wave/mcp/serversChanged",
   sessionCreate: "wave/session/create",
   sessionSend: "wave/session/send",
@@ -594,6 +640,8 @@ export interface Requests {
   "wave/mcp/logout": { params: ServerParams; result: ServersSnapshot };
   "wave/mcp/openUrl": { params: OpenUrlParams; result: OpenUrlResult };
   "wave/mcp/configPaths": { params: SessionParams; result: ConfigPaths };
+  "wave/mcp/prompts": { params: SessionParams; result: McpPromptsResult };
+  "wave/mcp/resources": { params: SessionParams; result: McpResourcesResult };
   "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
   "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };
   "wave/session/history": { params: SessionHistoryParams; result: SessionHistoryResult };
@@ -616,7 +664,7 @@ export interface Notifications {
 export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/session/send", "wave/session/history", "wave/session/cancel"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/session/send", "wave/session/history", "wave/session/cancel"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */

@@ -30,6 +30,7 @@ use crate::transcript::Transcript;
 
 /// How long a model request waits for tool-list refreshes a server announced (BUD-6).
 const TOOL_LIST_WAIT: Duration = Duration::from_secs(5);
+mod input;
 
 /// What one tool call gave back, as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,6 +211,10 @@ impl Agent {
     /// answers without calling a tool.
     pub async fn send_message(&mut self, text: &str) -> Result<TurnReport, AgentError> {
         self.alive()?;
+        // A prompt command or a resource mention is expanded first (PRM-2, PRM-3).
+        if self.asks_mcp(text) {
+            return self.send_with_mcp(text).await;
+        }
         // Decided synchronously: with nothing to dial there is no await here at all (LAZY-9).
         let dials = self.manager.start_turn_dials();
         let dialed = dials.as_ref().map_or(0, |d| d.len());

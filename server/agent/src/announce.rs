@@ -263,6 +263,7 @@ mod tests {
             instructions: instructions.map(str::to_string),
             connection_id: Some(1),
             signed_in: false,
+            catalog: Default::default(),
         }
     }
 

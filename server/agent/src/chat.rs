@@ -3,6 +3,8 @@
 //! The model's text is printed as it streams, each tool call before it runs and its result
 //! when it returns (LONG-1). An interrupt (Ctrl-C) stops the running turn; a second one, or one
 //! at the prompt, quits (LONG-3).
+//! A server's prompt (`/mcp__<server>__<prompt> ARGS`) and resource mentions (`@<server>:<uri>`)
+//! are expanded by the agent like every other message's (PRM-2, PRM-3).
 
 use std::io::{self, Write};
 
@@ -42,7 +44,7 @@ where
 {
     writeln!(
         out,
-        "wave-mcp chat in {} (session {}). /mcp lists MCP servers, /connect NAME, /disconnect NAME, /exit quits.",
+        "wave-mcp chat in {} (session {}). /mcp lists MCP servers, /connect NAME, /disconnect NAME, /exit quits; /mcp__<server>__<prompt> ARGS sends a server's prompt, @<server>:<uri> attaches a resource.",
         agent.workdir().display(),
         agent.session_id()
     )?;

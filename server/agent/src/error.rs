@@ -17,6 +17,9 @@ pub enum AgentError {
     ModelReply(String),
     #[error("the model was still calling tools after {0} rounds; the turn was stopped")]
     RoundLimit(usize),
+    /// A prompt command or a resource mention that cannot be carried out (PRM-2, PRM-3).
+    #[error("{0}")]
+    Input(String),
     #[error("no message at index {index} (the history has {len})")]
     NoSuchMessage { index: usize, len: usize },
 }

@@ -101,7 +101,7 @@ pub(crate) fn wire_messages(system_prompt: &str, history: &[Message], vision: bo
             push_user(&mut wire, Value::Array(std::mem::take(&mut images)));
         }
         match message.role {
-            Role::User => push_user(&mut wire, Value::String(message.content.clone())),
+            Role::User => push_user(&mut wire, user_content(message, vision)),
             Role::Assistant => wire.push(assistant(message)),
             Role::Tool => {
                 wire.push(json!({
@@ -153,6 +153,22 @@ fn assistant(message: &Message) -> Value {
         })
         .collect();
     out
+}
+
+/// A user message's content: its text, and with vision its images as `image_url` parts (a
+/// prompt's or an attached resource's images, PRM-2, PRM-3).
+fn user_content(message: &Message, vision: bool) -> Value {
+    if !vision || message.images.is_empty() {
+        return Value::String(message.content.clone());
+    }
+    let text = json!({ "type": "text", "text": message.content });
+    let images = message.images.iter().map(|image| {
+        json!({
+            "type": "image_url",
+            "image_url": { "url": format!("data:{};base64,{}", image.mime_type, image.data) },
+        })
+    });
+    Value::Array(std::iter::once(text).chain(images).collect())
 }
 
 /// Appends a user message, joining it to a user message right before it.

@@ -52,6 +52,34 @@ impl PermissionRules {
     pub fn is_allowed(&self, full_name: &str) -> bool {
         self.denial(full_name).is_none()
     }
+
+    /// `None` when the rules leave some name of `server` usable, else why not: its prompts and
+    /// resources are then neither offered nor usable. A server is denied when a `deny` pattern
+    /// covers all its names (`mcp__<server>__*`, `mcp__*`, `*`), or when the `allow` list names
+    /// MCP tools and none of those patterns can match a name of this server.
+    pub fn server_denial(&self, server: &str) -> Option<String> {
+        let prefix = format!("mcp__{}__", wave_mcp_manager::names::sanitize(server));
+        let every_name = format!("{prefix}*");
+        if let Some(rule) = self.deny.iter().find(|p| glob_match(p, &every_name)) {
+            return Some(format!("the deny rule \"{rule}\" covers it"));
+        }
+        let mut mcp_allow = self
+            .allow
+            .iter()
+            .filter(|p| p.starts_with("mcp__"))
+            .peekable();
+        let reachable = |p: &String| glob_match(p, &every_name) || p.starts_with(&prefix);
+        if mcp_allow.peek().is_none() || mcp_allow.any(reachable) {
+            return None;
+        }
+        Some("no allow rule names it".to_string())
+    }
+}
+
+/// The rules of the project and user settings files of `workdir` and `home`, read now: for
+/// hosts that list prompts and resources without holding the agent.
+pub fn settings_rules(workdir: &Path, home: &Path) -> PermissionRules {
+    PermissionSource::new(PermissionRules::default(), workdir, home).load()
 }
 
 /// Whole-string match where `*` matches any run of characters (including none).
@@ -259,5 +287,24 @@ mod tests {
         assert_eq!(source.checked_within(hour).deny, ["mcp__x__*"]);
         assert_eq!(source.current().deny, ["mcp__x__*", "mcp__c__*"]);
         assert_eq!(source.checked_within(hour).deny, ["mcp__x__*", "mcp__c__*"]);
+    }
+
+    // PRM-1, PRM-3: the prompts and resources of a server the rules deny are not offered.
+    #[test]
+    fn prm_1_server_denial_covers_whole_servers_only() {
+        let rules = |allow: &[&str], deny: &[&str]| PermissionRules {
+            allow: allow.iter().map(|p| p.to_string()).collect(),
+            deny: deny.iter().map(|p| p.to_string()).collect(),
+        };
+        assert!(rules(&[], &[]).server_denial("s").is_none());
+        assert!(rules(&[], &["mcp__s__*"]).server_denial("s").is_some());
+        assert!(rules(&[], &["mcp__*"]).server_denial("s").is_some());
+        assert!(rules(&[], &["mcp__s__*"]).server_denial("other").is_none());
+        // One denied tool does not deny the server.
+        assert!(rules(&[], &["mcp__s__echo"]).server_denial("s").is_none());
+        // An allow list naming only other servers' tools denies this one.
+        assert!(rules(&["mcp__a__*"], &[]).server_denial("s").is_some());
+        assert!(rules(&["mcp__s__echo"], &[]).server_denial("s").is_none());
+        assert!(rules(&["Read"], &[]).server_denial("s").is_none());
     }
 }

@@ -1,4 +1,6 @@
 //! The tool snapshot cache (`~/.wave/mcp-tools-cache.json`): last known tool lists of servers, keyed by name + config fingerprint (CACHE-1..8).
+//! Each entry also keeps the server's prompts, resources and resource templates (PRM-1); files
+//! written before those existed read as entries without them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -97,6 +99,40 @@ pub struct CachedTool {
     pub description: Option<String>,
 }
 
+/// One argument of a cached prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedPromptArgument {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// One prompt of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedPrompt {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub arguments: Vec<CachedPromptArgument>,
+}
+
+/// One resource (`uri`) or resource template (`uri` holds the template) of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedResource {
+    pub uri: String,
+    pub name: String,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
 /// One server's last snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,6 +142,13 @@ pub struct CacheEntry {
     pub fingerprint: String,
     pub tools: Vec<CachedTool>,
     pub last_connected_at: DateTime<Utc>,
+    /// Absent in files written before prompts were cached.
+    #[serde(default)]
+    pub prompts: Vec<CachedPrompt>,
+    #[serde(default)]
+    pub resources: Vec<CachedResource>,
+    #[serde(default)]
+    pub resource_templates: Vec<CachedResource>,
 }
 
 impl CacheEntry {
@@ -323,6 +366,9 @@ mod tests {
                 })
                 .collect(),
             last_connected_at: Utc::now(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
         }
     }
 
@@ -679,6 +725,45 @@ mod tests {
         let e = file.lookup("s", "f").unwrap();
         assert_eq!(tool_names(e), ["t"]);
         assert_eq!(e.tools[0].description, None);
+    }
+
+    // PRM-1, CACHE-6: a file written before prompts were cached reads as entries without
+    // them; prompts, resources and templates round-trip through a record.
+    #[test]
+    fn prm_1_old_files_read_and_prompts_round_trip() {
+        let old = r#"{"version": 1, "entries": {"s@f": {
+            "server": "s", "workdir": "/p", "fingerprint": "f",
+            "tools": [{"name": "t", "description": null}],
+            "lastConnectedAt": "2024-01-01T00:00:00Z"}}}"#;
+        let e = read_text(old).lookup("s", "f").cloned().unwrap();
+        assert_eq!(tool_names(&e), ["t"]);
+        assert!(e.prompts.is_empty() && e.resources.is_empty() && e.resource_templates.is_empty());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.json");
+        let mut fresh = entry("s", Path::new("/p"), "f", &["t"]);
+        fresh.prompts = vec![CachedPrompt {
+            name: "review".into(),
+            description: Some("Review a file".into()),
+            arguments: vec![CachedPromptArgument {
+                name: "file".into(),
+                description: None,
+                required: true,
+            }],
+        }];
+        let resource = CachedResource {
+            uri: "test://doc/1".into(),
+            name: "doc-1".into(),
+            mime_type: Some("text/plain".into()),
+            description: None,
+        };
+        fresh.resources = vec![resource.clone()];
+        fresh.resource_templates = vec![CachedResource {
+            uri: "test://doc/{n}".into(),
+            ..resource
+        }];
+        record(&path, Path::new("/p"), &conf(&[("s", "f")]), fresh.clone()).unwrap();
+        assert_eq!(read(&path).lookup("s", "f"), Some(&fresh));
     }
 
     #[test]

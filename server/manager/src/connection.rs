@@ -33,11 +33,13 @@ const CLOSE_MIN: Duration = Duration::from_millis(200);
 /// Called when the server says its tool list changed.
 pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
 
-/// Our side of the MCP session: identifies the client, relays `tools/list_changed`, and the
-/// server's questions to the user when the manager has an elicitor (LONG-5 … LONG-7).
+/// Our side of the MCP session: identifies the client, relays `tools/list_changed`,
+/// `prompts/list_changed` / `resources/list_changed` (PRM-4), and the server's questions to the
+/// user when the manager has an elicitor (LONG-5 … LONG-7).
 #[derive(Clone)]
 pub(crate) struct Client {
     tools_changed: ToolsChanged,
+    catalog_changed: ToolsChanged,
     /// Where `notifications/progress` of calls in flight go (LONG-2).
     progress: ProgressRoutes,
     elicitation: Option<ElicitationHook>,
@@ -104,6 +106,14 @@ impl ClientHandler for Client {
             hook.custom_notification(&notification);
         }
     }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.catalog_changed)();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.catalog_changed)();
+    }
 }
 
 /// A connected server: the rmcp session plus, for stdio, the process tree behind it.
@@ -135,7 +145,7 @@ pub(crate) struct Dialed {
 /// supervisor, an sse stream's reader) run under `tasks`, which the manager's cleanup awaits.
 pub(crate) async fn dial(
     transport: Transport,
-    tools_changed: ToolsChanged,
+    (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),
     elicitation: Option<ElicitationHook>,
     timeout: Duration,
     credentials: &Path,
@@ -144,6 +154,7 @@ pub(crate) async fn dial(
 ) -> Result<Dialed, DialError> {
     let client = Client {
         tools_changed,
+        catalog_changed,
         progress: ProgressRoutes::default(),
         elicitation,
     };

@@ -35,6 +35,20 @@ pub enum Error {
     /// The caller stopped the call; the server was sent `notifications/cancelled` (LONG-3).
     #[error("tool \"{tool}\" of MCP server \"{server}\" was cancelled: the user stopped the turn")]
     ToolCancelled { server: String, tool: String },
+    #[error("MCP server \"{server}\" is not connected ({status})")]
+    NotConnected { server: String, status: String },
+    #[error("prompt \"{prompt}\" of MCP server \"{server}\" failed: {reason}")]
+    Prompt {
+        server: String,
+        prompt: String,
+        reason: String,
+    },
+    #[error("resource \"{uri}\" of MCP server \"{server}\" could not be read: {reason}")]
+    Resource {
+        server: String,
+        uri: String,
+        reason: String,
+    },
     #[error("tool \"{tool}\" of MCP server \"{server}\" failed: {reason}")]
     ToolCall {
         server: String,

@@ -28,10 +28,13 @@ pub use error::Error;
 pub use live::{CallHooks, CancellationToken, Progress, ProgressSink};
 pub use login::{Browser, DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout};
 pub use manager::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
-    McpManager, McpTool, PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts,
-    ToolSummary,
+    Catalog, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions,
+    McpManager, McpTool, PendingDials, PromptArgumentSummary, PromptSummary, ReconnectPolicy,
+    ResourceSummary, ServerSnapshot, Snapshot, Status, Timeouts, ToolSummary,
 };
 pub use render::result_text;
-pub use rmcp::model::{CallToolResult, ContentBlock};
+pub use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult,
+    ResourceContents, Role as PromptRole,
+};
 pub use switches::ToolSwitches;

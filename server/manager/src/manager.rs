@@ -23,13 +23,16 @@ use tokio_util::task::TaskTracker;
 
 use crate::Error;
 use crate::auth;
-use crate::cache::{self, CacheEntry, CacheFile, CacheKeyInput, CachedTool};
+use crate::cache::{self, CacheFile, CacheKeyInput};
 use crate::config::{self, ConfigProblem, ServerEntry, Source};
 use crate::connection::{self, Connection, DialError, Dialed};
 use crate::elicitation::{Elicitations, Elicitor};
 use crate::login::{self, UrlOpener};
 use crate::names;
 use crate::switches::{self, ToolSwitches};
+
+mod catalog;
+pub use catalog::{Catalog, PromptArgumentSummary, PromptSummary, ResourceSummary};
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -172,6 +175,8 @@ pub struct ServerSnapshot {
     pub connection_id: Option<u64>,
     /// Sign-in credentials are stored for this remote server (AUTH-3).
     pub signed_in: bool,
+    /// Prompts, resources and resource templates, live or cached (PRM-1, PRM-3).
+    pub catalog: Catalog,
 }
 
 /// Every server of a manager at one moment. `version` grows with every change.
@@ -301,6 +306,8 @@ struct Live {
     instructions: Option<String>,
     tools: Vec<McpTool>,
     connected_at: DateTime<Utc>,
+    /// Prompts and resources, once listed (PRM-1).
+    catalog: Option<Arc<Catalog>>,
 }
 
 struct InFlight {
@@ -1069,6 +1076,7 @@ impl Slot {
                 .credential_key
                 .as_ref()
                 .is_some_and(|key| signed_in.contains(key)),
+            catalog: self.catalog_view(cache),
         }
     }
 }
@@ -1197,32 +1205,7 @@ impl SharedState {
             return;
         };
         live.tools = tools;
-        let Some(fingerprint) = slot.fingerprint.clone() else {
-            return;
-        };
-        let entry = CacheEntry {
-            server: name,
-            workdir: self.workdir.clone(),
-            fingerprint,
-            tools: live
-                .tools
-                .iter()
-                .map(|t| CachedTool {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                })
-                .collect(),
-            last_connected_at: live.connected_at,
-        };
-        state.cache.insert(entry.clone());
-        let configured = state.configured();
-        let (path, workdir) = (self.cache_path.clone(), self.workdir.clone());
-        // CACHE-5: overwrite the snapshot; failures only cost the panel its cache.
-        self.tasks.spawn_blocking(move || {
-            if let Err(e) = cache::record(&path, &workdir, &configured, entry) {
-                tracing::debug!("cannot write the MCP tool cache {}: {e}", path.display());
-            }
-        });
+        self.record_cache(state, index);
     }
 }
 
@@ -1264,6 +1247,8 @@ async fn dial_entry(
     cancel: &CancellationToken,
 ) -> Option<Result<Dialed, DialError>> {
     let tools_changed = tools_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
+    let catalog_changed =
+        catalog::catalog_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
     let env = |var: &str| std::env::var(var).ok();
     let transport = match config::resolve(entry, &shared.workdir, &env) {
         Ok(transport) => transport,
@@ -1272,7 +1257,7 @@ async fn dial_entry(
     let timeout = shared.timeouts_for(entry);
     let dial = connection::dial(
         transport,
-        tools_changed,
+        (tools_changed, catalog_changed),
         shared.elicitations.hook(
             &entry.name,
             login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
@@ -1400,9 +1385,11 @@ async fn install_connection(
                 instructions,
                 tools: Vec::new(),
                 connected_at: Utc::now(),
+                catalog: None,
             });
             shared.install_tools(&mut state, index, tools);
             shared.publish(&mut state);
+            catalog::start_refresh(shared, name, generation);
             tracing::info!(server = %name, "MCP server connected");
             let stderr = connection.stderr().cloned();
             if let Some(exited) = exited {

@@ -37,6 +37,7 @@ use wave_mcp_protocol::{
     SessionSendAccepted, SessionSendParams, SetToolEnabledParams,
 };
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
+use wave_mcp_protocol::{McpPrompts, McpPromptsResult, McpResources, McpResourcesResult};
 
 use sessions::Registry;
 
@@ -108,6 +109,8 @@ pub async fn run() -> Result<()> {
     .custom_method(McpLogin::METHOD, Backend::dispatch::<McpLogin>)
     .custom_method(McpLogout::METHOD, Backend::dispatch::<McpLogout>)
     .custom_method(McpConfigPaths::METHOD, Backend::dispatch::<McpConfigPaths>)
+    .custom_method(McpPrompts::METHOD, Backend::dispatch::<McpPrompts>)
+    .custom_method(McpResources::METHOD, Backend::dispatch::<McpResources>)
     .custom_method(SessionCreate::METHOD, Backend::dispatch::<SessionCreate>)
     .custom_method(SessionSend::METHOD, Backend::dispatch::<SessionSend>)
     .custom_method(SessionHistory::METHOD, Backend::dispatch::<SessionHistory>)
@@ -347,6 +350,20 @@ impl Handles<McpConfigPaths> for Backend {
     async fn handle(&self, params: SessionParams) -> jsonrpc::Result<ConfigPaths> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.config_paths())
+    }
+}
+
+impl Handles<McpPrompts> for Backend {
+    async fn handle(&self, params: SessionParams) -> jsonrpc::Result<McpPromptsResult> {
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.prompts())
+    }
+}
+
+impl Handles<McpResources> for Backend {
+    async fn handle(&self, params: SessionParams) -> jsonrpc::Result<McpResourcesResult> {
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.resources())
     }
 }
 

@@ -29,10 +29,10 @@ use wave_mcp_manager::{
 };
 use wave_mcp_protocol::{
     ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
-    McpOpenUrl, McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
-    SessionCreateParams, SessionCreated, SessionDestroyed, SessionHistoryEntry,
-    SessionHistoryResult, SessionMessage, SessionMessageParams, SessionSendAccepted,
-    SetToolEnabledParams,
+    McpOpenUrl, McpPromptsResult, McpResourcesResult, McpServersChanged, McpSource, ModelOptions,
+    OpenUrlParams, ServersSnapshot, SessionCreateParams, SessionCreated, SessionDestroyed,
+    SessionHistoryEntry, SessionHistoryResult, SessionMessage, SessionMessageParams,
+    SessionSendAccepted, SetToolEnabledParams,
 };
 
 mod live;
@@ -291,6 +291,29 @@ impl Session {
 
     pub async fn servers(&self) -> ServersSnapshot {
         self.publisher.reply().await
+    }
+
+    /// `wave/mcp/prompts`: live or cached prompts of the servers the settings files' permission
+    /// rules allow (PRM-1).
+    pub fn prompts(&self) -> McpPromptsResult {
+        let rules = wave_mcp_agent::permissions::settings_rules(self.workdir(), &self.home);
+        let snapshot = self.manager.snapshot();
+        McpPromptsResult {
+            session_id: self.id.clone(),
+            prompts: crate::catalog_view::prompt_views(&snapshot, &rules),
+        }
+    }
+
+    /// `wave/mcp/resources`: resources and templates of the allowed servers (PRM-3).
+    pub fn resources(&self) -> McpResourcesResult {
+        let rules = wave_mcp_agent::permissions::settings_rules(self.workdir(), &self.home);
+        let snapshot = self.manager.snapshot();
+        let (resources, templates) = crate::catalog_view::resource_views(&snapshot, &rules);
+        McpResourcesResult {
+            session_id: self.id.clone(),
+            resources,
+            templates,
+        }
     }
 
     /// Connects and answers with the snapshot, also when the connect failed: the reason is the

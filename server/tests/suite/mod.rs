@@ -12,6 +12,7 @@ mod lifecycle;
 mod long;
 mod lsp;
 mod peers;
+mod prompts;
 mod reap;
 mod reconnect;
 mod reload;

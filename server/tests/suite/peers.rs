@@ -25,6 +25,8 @@ use wave_mcp_manager::{McpManager, Status, result_text};
 use super::support::*;
 
 mod elicit;
+/// Prompts and resources of the same peers (PRM-1 .. PRM-4).
+mod prompts;
 
 const MARKER_VAR: &str = "WAVE_PEER_MARKER";
 

@@ -159,6 +159,11 @@ struct Args {
     /// Internal: run as a descendant process at this depth of the chain.
     #[arg(long, hide = true, value_name = "DEPTH")]
     descendant: Option<u32>,
+    /// Offer prompts (`review` with arguments `file` (required) and `focus`, `hello` without)
+    /// and resources (`test://doc/1` .. `test://doc/25`, 10 per page; template
+    /// `test://doc/{n}`) (PRM-1 .. PRM-3).
+    #[arg(long)]
+    prompts: bool,
 }
 
 /// Appends one-line events to the `--event-log` file, if any.
@@ -202,6 +207,8 @@ struct Settings {
     /// `--retool-on-sigusr1` was given: the tool list may change (capability `listChanged`).
     retool_on_signal: bool,
     events: EventLog,
+    /// `--prompts`: prompts and resources are offered.
+    prompts: bool,
 }
 
 impl Settings {
@@ -382,6 +389,10 @@ impl ServerHandler for TestServer {
         if let (true, Some(tools)) = (may_change, capabilities.tools.as_mut()) {
             tools.list_changed = Some(true);
         }
+        if self.settings.prompts {
+            capabilities.prompts = Some(Default::default());
+            capabilities.resources = Some(Default::default());
+        }
         let implementation = Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
         let config = ServerConfig::new(capabilities).with_server_info(implementation);
         match &self.settings.instructions {
@@ -466,6 +477,140 @@ impl ServerHandler for TestServer {
             return None;
         }
         self.tool_router.get(name).cloned()
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Ok(rmcp::model::ListPromptsResult::with_all_items(
+            test_prompts::list(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        test_prompts::get(request).map(rmcp::model::GetPromptResponse::Complete)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        test_prompts::resources(request.and_then(|r| r.cursor))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            vec![
+                rmcp::model::ResourceTemplate::new("test://doc/{n}", "doc")
+                    .with_mime_type("text/plain"),
+            ],
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        test_prompts::read(&request.uri).map(rmcp::model::ReadResourceResponse::Complete)
+    }
+}
+
+/// `--prompts`: the prompts and resources of the test server (PRM-1 .. PRM-3).
+mod test_prompts {
+    use rmcp::ErrorData as McpError;
+    use rmcp::model::{
+        GetPromptRequestParams, GetPromptResult, ListResourcesResult, Prompt, PromptArgument,
+        PromptMessage, ReadResourceResult, Resource, ResourceContents, Role,
+    };
+
+    /// Resources `test://doc/1` .. `test://doc/DOCS`.
+    const DOCS: usize = 25;
+    const PAGE: usize = 10;
+
+    pub fn list() -> Vec<Prompt> {
+        vec![
+            Prompt::new(
+                "review",
+                Some("Review a file"),
+                Some(vec![
+                    PromptArgument::new("file")
+                        .with_description("The file to review")
+                        .with_required(true),
+                    PromptArgument::new("focus")
+                        .with_description("What to look at")
+                        .with_required(false),
+                ]),
+            ),
+            Prompt::new("hello", Some("Say hello"), None),
+        ]
+    }
+
+    pub fn get(request: GetPromptRequestParams) -> Result<GetPromptResult, McpError> {
+        let argument = |name: &str| {
+            let arguments = request.arguments.as_ref()?;
+            arguments.get(name)?.as_str().map(str::to_string)
+        };
+        let text = match request.name.as_str() {
+            "review" => {
+                let Some(file) = argument("file") else {
+                    return Err(McpError::invalid_params("missing argument file", None));
+                };
+                let focus = argument("focus").unwrap_or_else(|| "everything".into());
+                format!("Review {file} with a focus on {focus}.")
+            }
+            "hello" => "Say hello.".to_string(),
+            other => return Err(McpError::invalid_params(format!("no prompt {other}"), None)),
+        };
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            text,
+        )]))
+    }
+
+    /// One page of the resources; the cursor is the index of the page's first resource.
+    pub fn resources(cursor: Option<String>) -> Result<ListResourcesResult, McpError> {
+        let start: usize = match cursor {
+            None => 0,
+            Some(c) => c
+                .parse()
+                .map_err(|_| McpError::invalid_params("bad cursor", None))?,
+        };
+        let end = (start + PAGE).min(DOCS);
+        let items = (start + 1..=end)
+            .map(|n| {
+                Resource::new(format!("test://doc/{n}"), format!("doc-{n}"))
+                    .with_description(format!("Document number {n}"))
+                    .with_mime_type("text/plain")
+            })
+            .collect();
+        let mut page = ListResourcesResult::with_all_items(items);
+        page.next_cursor = (end < DOCS).then(|| end.to_string());
+        Ok(page)
+    }
+
+    pub fn read(uri: &str) -> Result<ReadResourceResult, McpError> {
+        let n = uri
+            .strip_prefix("test://doc/")
+            .and_then(|n| n.parse::<usize>().ok());
+        match n {
+            Some(n) if n >= 1 => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                format!("document {n}"),
+                uri,
+            )])),
+            _ => Err(McpError::invalid_params(format!("no resource {uri}"), None)),
+        }
     }
 }
 
@@ -1049,6 +1194,7 @@ fn run_server(args: Args) -> Result<()> {
         tools: Mutex::new(parse_tools(args.tools.as_deref())?),
         retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,
+        prompts: args.prompts,
     });
     let required_header = args
         .require_header

@@ -25,6 +25,7 @@ import {
   turnEnded,
   type ChatState,
 } from "./chatState";
+import { CompletionMenu } from "./completions";
 import { h } from "./dom";
 import {
   deltaArrived,
@@ -54,6 +55,8 @@ export class ChatPage {
   private running = new Set<string>();
   /** A server's question to the user (LONG-5, LONG-6), above the input. */
   readonly elicit: ElicitDialog;
+  /** `/` offers the servers' prompts, `@` their resources (PRM-1, PRM-3). */
+  private readonly menu: CompletionMenu;
 
   constructor(
     root: HTMLElement,
@@ -74,6 +77,7 @@ export class ChatPage {
     this.sendButton = h("button", { class: "primary", id: "chat-send", onclick: () => void this.submit() }, L("send")) as HTMLButtonElement;
     this.status = h("div", { class: "chat-status muted", id: "chat-status" });
     this.stopButton = h("button", { id: "chat-stop", class: "secondary", hidden: true, onclick: () => void this.stop() }, L("stop")) as HTMLButtonElement;
+    this.menu = new CompletionMenu(this.input, bridge, sessionId);
     this.input.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
@@ -91,7 +95,7 @@ export class ChatPage {
       toolbar,
       this.log,
       elicitRoot,
-      h("div", { class: "chat-compose" }, this.status, this.input, h("div", { class: "compose-actions" }, this.stopButton, this.sendButton)),
+      h("div", { class: "chat-compose" }, this.status, this.menu.element, this.input, h("div", { class: "compose-actions" }, this.stopButton, this.sendButton)),
     );
     bridge.onRequest((_method, params) => this.elicit.ask(params));
     bridge.onPush((method, params) => {
@@ -112,6 +116,7 @@ export class ChatPage {
       } else if (method === "wave/session/elicitationComplete") {
         this.elicit.completed(params as SessionElicitationCompleteParams);
       } else if (method === "host/prefill") this.prefill((params as { text: string }).text);
+      else if (method === "wave/mcp/serversChanged") this.menu.invalidate();
     });
     this.render();
   }

@@ -14,6 +14,8 @@ object Methods {
     const val MCP_LOGOUT = "wave/mcp/logout"
     const val MCP_OPEN_URL = "wave/mcp/openUrl"
     const val MCP_CONFIG_PATHS = "wave/mcp/configPaths"
+    const val MCP_PROMPTS = "wave/mcp/prompts"
+    const val MCP_RESOURCES = "wave/mcp/resources"
     const val MCP_SERVERS_CHANGED = "wave/mcp/serversChanged"
     const val SESSION_CREATE = "wave/session/create"
     const val SESSION_SEND = "wave/session/send"
@@ -37,7 +39,7 @@ object Methods {
     const val HOST_ANSWER = "host/answer"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
-    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL)
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
     val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS, SESSION_ELICITATION_COMPLETE)

@@ -109,6 +109,46 @@ data class ConfigPaths(
     val workdir: String = "",
 )
 
+/** One argument of a prompt, in declared order (PRM-1). */
+data class McpPromptArgument(val name: String = "", val description: String? = null, val required: Boolean = false)
+
+/** A server's prompt, the chat's slash command `/<fullName>` (PRM-1). */
+data class McpPromptView(
+    val server: String = "",
+    val name: String = "",
+    val fullName: String = "",
+    val description: String? = null,
+    val arguments: List<McpPromptArgument> = emptyList(),
+    val fromCache: Boolean = false,
+)
+
+data class McpPromptsResult(val sessionId: String = "", val prompts: List<McpPromptView> = emptyList())
+
+/** A server's resource, mentioned in the chat as `@<server>:<uri>` (PRM-3). */
+data class McpResourceView(
+    val server: String = "",
+    val uri: String = "",
+    val name: String = "",
+    val mimeType: String? = null,
+    val description: String? = null,
+    val fromCache: Boolean = false,
+)
+
+data class McpResourceTemplateView(
+    val server: String = "",
+    val uriTemplate: String = "",
+    val name: String = "",
+    val mimeType: String? = null,
+    val description: String? = null,
+    val fromCache: Boolean = false,
+)
+
+data class McpResourcesResult(
+    val sessionId: String = "",
+    val resources: List<McpResourceView> = emptyList(),
+    val templates: List<McpResourceTemplateView> = emptyList(),
+)
+
 data class SessionCreateParams(
     val workdir: String? = null,
     val mcpServers: JsonObject? = null,

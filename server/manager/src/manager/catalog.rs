@@ -1,0 +1,423 @@
+//! A server's prompts, resources and resource templates (PRM-1, PRM-3, PRM-4): listed after a
+//! connection is installed (only the kinds the server declares, every page), kept on the live
+//! connection, cached beside its tools under the same fingerprint and rules (CACHE-*), listed
+//! again when the server sends `prompts/list_changed` or `resources/list_changed`, and used by
+//! `prompts/get` and `resources/read`.
+
+use std::sync::{Arc, Weak};
+
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate,
+};
+use serde_json::{Map, Value};
+
+use super::{McpManager, SharedState, Slot, State, Status};
+use crate::Error;
+use crate::cache::{
+    self, CacheEntry, CacheFile, CachedPrompt, CachedPromptArgument, CachedResource, CachedTool,
+};
+use crate::connection;
+use crate::names;
+
+/// One argument a prompt declares, in declared order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptArgumentSummary {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// A prompt as lists show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptSummary {
+    /// The server's own name for the prompt.
+    pub name: String,
+    /// `mcp__<server>__<prompt>`: the slash command, without the `/`.
+    pub full_name: String,
+    pub description: Option<String>,
+    pub arguments: Vec<PromptArgumentSummary>,
+}
+
+/// A resource (`uri`) or a resource template (`uri` is the RFC 6570 template).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceSummary {
+    pub uri: String,
+    pub name: String,
+    pub mime_type: Option<String>,
+    pub description: Option<String>,
+}
+
+/// What a server offers besides tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Catalog {
+    pub prompts: Vec<PromptSummary>,
+    pub resources: Vec<ResourceSummary>,
+    pub templates: Vec<ResourceSummary>,
+    /// These come from the snapshot cache of an earlier connection, not a live one (PRM-1).
+    pub from_cache: bool,
+}
+
+impl Catalog {
+    fn from_cache(server: &str, entry: &CacheEntry) -> Catalog {
+        let resource = |r: &CachedResource| ResourceSummary {
+            uri: r.uri.clone(),
+            name: r.name.clone(),
+            mime_type: r.mime_type.clone(),
+            description: r.description.clone(),
+        };
+        Catalog {
+            prompts: entry
+                .prompts
+                .iter()
+                .map(|p| PromptSummary {
+                    name: p.name.clone(),
+                    full_name: names::full_tool_name(server, &p.name),
+                    description: p.description.clone(),
+                    arguments: p
+                        .arguments
+                        .iter()
+                        .map(|a| PromptArgumentSummary {
+                            name: a.name.clone(),
+                            description: a.description.clone(),
+                            required: a.required,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            resources: entry.resources.iter().map(resource).collect(),
+            templates: entry.resource_templates.iter().map(resource).collect(),
+            // An empty cached catalog is no catalog: nothing to mark.
+            from_cache: !(entry.prompts.is_empty()
+                && entry.resources.is_empty()
+                && entry.resource_templates.is_empty()),
+        }
+    }
+
+    /// Writes this catalog into a cache entry.
+    fn fill(&self, entry: &mut CacheEntry) {
+        let resource = |r: &ResourceSummary| CachedResource {
+            uri: r.uri.clone(),
+            name: r.name.clone(),
+            mime_type: r.mime_type.clone(),
+            description: r.description.clone(),
+        };
+        entry.prompts = self
+            .prompts
+            .iter()
+            .map(|p| CachedPrompt {
+                name: p.name.clone(),
+                description: p.description.clone(),
+                arguments: p
+                    .arguments
+                    .iter()
+                    .map(|a| CachedPromptArgument {
+                        name: a.name.clone(),
+                        description: a.description.clone(),
+                        required: a.required,
+                    })
+                    .collect(),
+            })
+            .collect();
+        entry.resources = self.resources.iter().map(resource).collect();
+        entry.resource_templates = self.templates.iter().map(resource).collect();
+    }
+}
+
+fn prompt_summary(server: &str, prompt: Prompt) -> PromptSummary {
+    PromptSummary {
+        full_name: names::full_tool_name(server, &prompt.name),
+        description: prompt.description,
+        arguments: prompt
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| PromptArgumentSummary {
+                name: a.name,
+                description: a.description,
+                required: a.required.unwrap_or(false),
+            })
+            .collect(),
+        name: prompt.name,
+    }
+}
+
+fn resource_summary(resource: Resource) -> ResourceSummary {
+    ResourceSummary {
+        uri: resource.uri,
+        name: resource.name,
+        mime_type: resource.mime_type,
+        description: resource.description,
+    }
+}
+
+fn template_summary(template: ResourceTemplate) -> ResourceSummary {
+    ResourceSummary {
+        uri: template.uri_template,
+        name: template.name,
+        mime_type: template.mime_type,
+        description: template.description,
+    }
+}
+
+/// Lists what the server declares (every page: rmcp's `list_all_*` follow `nextCursor`). A list
+/// that fails leaves that kind empty, with a warning: the connection and its tools stay usable.
+async fn fetch(peer: &rmcp::Peer<rmcp::RoleClient>, server: &str) -> Catalog {
+    let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+    let declares_prompts = capabilities.as_ref().is_some_and(|c| c.prompts.is_some());
+    let declares_resources = capabilities.as_ref().is_some_and(|c| c.resources.is_some());
+    let warn = |what: &str, e: rmcp::ServiceError| {
+        tracing::warn!(server = %server, "{what} failed: {e}");
+    };
+    let mut catalog = Catalog::default();
+    if declares_prompts {
+        match peer.list_all_prompts().await {
+            Ok(prompts) => {
+                catalog.prompts = prompts
+                    .into_iter()
+                    .map(|p| prompt_summary(server, p))
+                    .collect()
+            }
+            Err(e) => warn("prompts/list", e),
+        }
+    }
+    if declares_resources {
+        match peer.list_all_resources().await {
+            Ok(resources) => {
+                catalog.resources = resources.into_iter().map(resource_summary).collect()
+            }
+            Err(e) => warn("resources/list", e),
+        }
+        match peer.list_all_resource_templates().await {
+            Ok(templates) => {
+                catalog.templates = templates.into_iter().map(template_summary).collect()
+            }
+            Err(e) => warn("resources/templates/list", e),
+        }
+    }
+    catalog
+}
+
+impl Slot {
+    /// What lists show: the live connection's catalog once it was listed, else the cached one
+    /// of this exact config (CACHE-3), else nothing.
+    pub(super) fn catalog_view(&self, cache: &CacheFile) -> Catalog {
+        if let Some(catalog) = self.live.as_ref().and_then(|l| l.catalog.as_ref()) {
+            return catalog.as_ref().clone();
+        }
+        let cached = self
+            .fingerprint
+            .as_ref()
+            .and_then(|fingerprint| cache.lookup(&self.entry.name, fingerprint));
+        match cached {
+            Some(entry) => Catalog::from_cache(&self.entry.name, entry),
+            None => Catalog::default(),
+        }
+    }
+}
+
+impl SharedState {
+    /// Records the slot's live tools and catalog in the cache (CACHE-5). A catalog not listed
+    /// yet keeps the cached one of the same fingerprint, so a connect does not blank it.
+    pub(super) fn record_cache(&self, state: &mut State, index: usize) {
+        let slot = &state.slots[index];
+        let (Some(live), Some(fingerprint)) = (&slot.live, &slot.fingerprint) else {
+            return;
+        };
+        let mut entry = CacheEntry {
+            server: slot.entry.name.clone(),
+            workdir: self.workdir.clone(),
+            fingerprint: fingerprint.clone(),
+            tools: live
+                .tools
+                .iter()
+                .map(|t| CachedTool {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                })
+                .collect(),
+            last_connected_at: live.connected_at,
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
+        };
+        match (
+            &live.catalog,
+            state.cache.lookup(&slot.entry.name, fingerprint),
+        ) {
+            (Some(catalog), _) => catalog.fill(&mut entry),
+            (None, Some(cached)) => {
+                entry.prompts = cached.prompts.clone();
+                entry.resources = cached.resources.clone();
+                entry.resource_templates = cached.resource_templates.clone();
+            }
+            (None, None) => {}
+        }
+        state.cache.insert(entry.clone());
+        let configured = state.configured();
+        let (path, workdir) = (self.cache_path.clone(), self.workdir.clone());
+        // CACHE-5: overwrite the snapshot; failures only cost the panel its cache.
+        self.tasks.spawn_blocking(move || {
+            if let Err(e) = cache::record(&path, &workdir, &configured, entry) {
+                tracing::debug!("cannot write the MCP tool cache {}: {e}", path.display());
+            }
+        });
+    }
+}
+
+/// Lists the catalog of `name`'s connection of `generation` and installs it, if that connection
+/// is still the current one; when that changes what lists show, publishes and writes the cache
+/// (a server without prompts or resources costs no extra snapshot). Returns what it installed.
+pub(super) async fn refresh(
+    shared: &Arc<SharedState>,
+    name: &str,
+    generation: u64,
+) -> Option<Arc<Catalog>> {
+    let peer = {
+        let state = shared.lock();
+        let slot = state.index_of(name).ok().map(|i| &state.slots[i]);
+        let slot = slot.filter(|s| s.generation == generation)?;
+        slot.live.as_ref()?.connection.peer.clone()
+    };
+    let catalog = Arc::new(fetch(&peer, name).await);
+    let mut state = shared.lock();
+    let index = state.index_of(name).ok()?;
+    if state.destroyed || state.slots[index].generation != generation {
+        return None;
+    }
+    let before = state.slots[index].catalog_view(&state.cache);
+    state.slots[index].live.as_mut()?.catalog = Some(catalog.clone());
+    if state.slots[index].catalog_view(&state.cache) != before {
+        shared.record_cache(&mut state, index);
+        shared.publish(&mut state);
+    }
+    Some(catalog)
+}
+
+/// Starts listing a freshly installed connection's catalog, as a task of the manager's tracker.
+pub(super) fn start_refresh(shared: &Arc<SharedState>, name: &str, generation: u64) {
+    let task_shared = shared.clone();
+    let name = name.to_string();
+    shared.tasks.spawn(async move {
+        refresh(&task_shared, &name, generation).await;
+    });
+}
+
+/// Lists the catalog again when the server announces `prompts/list_changed` or
+/// `resources/list_changed` (PRM-4).
+pub(super) fn catalog_changed_hook(
+    shared: Weak<SharedState>,
+    name: String,
+    generation: u64,
+) -> connection::ToolsChanged {
+    Arc::new(move || {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        start_refresh(&shared, &name, generation);
+    })
+}
+
+/// A live connection's peer and call timeout, or why there is none.
+fn live_peer(
+    manager: &McpManager,
+    server: &str,
+) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64, std::time::Duration), Error> {
+    let state = manager.shared.lock();
+    if state.destroyed {
+        return Err(Error::Destroyed);
+    }
+    let slot = &state.slots[state.index_of(server)?];
+    match &slot.live {
+        Some(live) => Ok((
+            live.connection.peer.clone(),
+            slot.generation,
+            manager.shared.tool_timeout_for(&slot.entry),
+        )),
+        None => Err(Error::NotConnected {
+            server: server.to_string(),
+            status: match slot.status {
+                Status::Error => format!(
+                    "in error: {}",
+                    slot.error.as_deref().unwrap_or("unknown reason")
+                ),
+                status => status.as_str().to_string(),
+            },
+        }),
+    }
+}
+
+impl McpManager {
+    /// The prompts and resources of a live connection, listing them now if that has not happened
+    /// yet. Never the cached ones: a command or a mention needs the live server.
+    pub async fn live_catalog(&self, server: &str) -> Result<Arc<Catalog>, Error> {
+        let (_, generation, _) = live_peer(self, server)?;
+        let loaded = {
+            let state = self.shared.lock();
+            let slot = &state.slots[state.index_of(server)?];
+            slot.live.as_ref().and_then(|l| l.catalog.clone())
+        };
+        if let Some(catalog) = loaded {
+            return Ok(catalog);
+        }
+        match refresh(&self.shared, server, generation).await {
+            Some(catalog) => Ok(catalog),
+            // The connection changed meanwhile.
+            None => Err(Error::NotConnected {
+                server: server.to_string(),
+                status: "no longer connected".into(),
+            }),
+        }
+    }
+
+    /// `prompts/get` on `server`'s live connection (PRM-2), bounded by the tool-call timeout.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        prompt: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<GetPromptResult, Error> {
+        let (peer, _, timeout) = live_peer(self, server)?;
+        let failed = |reason: String| Error::Prompt {
+            server: server.to_string(),
+            prompt: prompt.to_string(),
+            reason,
+        };
+        let mut params = GetPromptRequestParams::new(prompt);
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        match tokio::time::timeout(timeout, peer.get_prompt_once(params)).await {
+            Ok(Ok(GetPromptResponse::Complete(result))) => Ok(result),
+            Ok(Ok(_)) => Err(failed("the server asked for more input".into())),
+            Ok(Err(e)) => Err(failed(e.to_string())),
+            Err(_) => Err(failed(format!(
+                "timed out after {} ms",
+                timeout.as_millis()
+            ))),
+        }
+    }
+
+    /// `resources/read` on `server`'s live connection (PRM-3), bounded by the tool-call timeout.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, Error> {
+        let (peer, _, timeout) = live_peer(self, server)?;
+        let failed = |reason: String| Error::Resource {
+            server: server.to_string(),
+            uri: uri.to_string(),
+            reason,
+        };
+        let params = ReadResourceRequestParams::new(uri);
+        match tokio::time::timeout(timeout, peer.read_resource(params)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(failed(e.to_string())),
+            Err(_) => Err(failed(format!(
+                "timed out after {} ms",
+                timeout.as_millis()
+            ))),
+        }
+    }
+}

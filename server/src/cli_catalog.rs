@@ -1,0 +1,82 @@
+//! `wave-mcp prompts NAME` and `wave-mcp resources NAME`: connect one server, list its prompts
+//! (with their arguments) or its resources and resource templates, then shut it down. A server
+//! the permission rules of the settings files deny is refused, as in the chat (PRM-1, PRM-3).
+
+use anyhow::{Result, anyhow, bail};
+use wave_mcp_manager::{Catalog, McpManager, Snapshot};
+
+use crate::catalog_view::{prompt_views, resource_views};
+
+/// The live catalog of `server` as a one-server snapshot, for the wire views.
+async fn listed(manager: &McpManager, server: &str) -> Result<Snapshot> {
+    let home = dirs::home_dir().unwrap_or_else(|| manager.workdir().to_path_buf());
+    let rules = wave_mcp_agent::permissions::settings_rules(manager.workdir(), &home);
+    if let Some(why) = rules.server_denial(server) {
+        bail!("permission denied: MCP server \"{server}\" may not be used ({why})");
+    }
+    let catalog: Catalog = (*manager.live_catalog(server).await?).clone();
+    let mut snapshot = (*manager.snapshot()).clone();
+    snapshot.servers.retain(|s| s.name == server);
+    let row = snapshot
+        .servers
+        .first_mut()
+        .ok_or_else(|| anyhow!("no MCP server named \"{server}\" is configured"))?;
+    row.catalog = catalog;
+    Ok(snapshot)
+}
+
+pub async fn prompts(manager: &McpManager, server: &str, json: bool) -> Result<()> {
+    let snapshot = listed(manager, server).await?;
+    let prompts = prompt_views(&snapshot, &Default::default());
+    if json {
+        println!("{}", serde_json::to_string_pretty(&prompts)?);
+        return Ok(());
+    }
+    println!("{} prompts:", prompts.len());
+    for prompt in &prompts {
+        let mut usage = format!("/{}", prompt.full_name);
+        for argument in &prompt.arguments {
+            match argument.required {
+                true => usage.push_str(&format!(" <{}>", argument.name)),
+                false => usage.push_str(&format!(" [{}]", argument.name)),
+            }
+        }
+        println!("\n{usage}");
+        if let Some(description) = &prompt.description {
+            println!("  {description}");
+        }
+        for argument in &prompt.arguments {
+            let required = if argument.required { ", required" } else { "" };
+            let description = argument.description.as_deref().unwrap_or("");
+            println!("  {}{required}: {description}", argument.name);
+        }
+    }
+    Ok(())
+}
+
+pub async fn resources(manager: &McpManager, server: &str, json: bool) -> Result<()> {
+    let snapshot = listed(manager, server).await?;
+    let (resources, templates) = resource_views(&snapshot, &Default::default());
+    if json {
+        let value = serde_json::json!({ "resources": resources, "templates": templates });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!("{} resources:", resources.len());
+    for resource in &resources {
+        let mime = resource
+            .mime_type
+            .as_deref()
+            .map(|m| format!("  ({m})"))
+            .unwrap_or_default();
+        println!(
+            "  @{}:{}  {}{mime}",
+            resource.server, resource.uri, resource.name
+        );
+    }
+    println!("{} resource templates:", templates.len());
+    for template in &templates {
+        println!("  {}  {}", template.uri_template, template.name);
+    }
+    Ok(())
+}

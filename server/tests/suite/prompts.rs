@@ -1,0 +1,332 @@
+//! Prompts and resources through the real sidecar and the real CLI, with our test server's
+//! `--prompts` (two prompts, 25 resources in pages of 10, a template): `wave/mcp/prompts`,
+//! `wave/mcp/resources`, a command and a mention sent with `wave/session/send` to the recording
+//! fake model, a denied server, and `wave-mcp prompts|resources` (PRM-1 .. PRM-3).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wave_mcp_testkit::{FakeModel, say};
+
+use super::lsp_client::*;
+use super::support::*;
+
+async fn sidecar_with_model(sandbox: &Sandbox, model: &FakeModel) -> Sidecar {
+    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
+    sidecar
+        .initialize(json!({ "initializationOptions": {
+            "home": sandbox.home,
+            "workdir": sandbox.workdir,
+            "model": { "baseUrl": model.base_url, "model": "fake" },
+        }}))
+        .await
+        .unwrap();
+    sidecar
+}
+
+fn names<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[key].as_str().unwrap())
+        .collect()
+}
+
+/// The user-side text of a model request (user messages joined), without announcements.
+fn user_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Waits (bounded) until `servers` servers' prompts are in the cache file.
+async fn cached_prompts(sandbox: &Sandbox, servers: usize) -> bool {
+    eventually(Duration::from_secs(10), || {
+        let cache = std::fs::read_to_string(sandbox.home.join(".wave/mcp-tools-cache.json"))
+            .unwrap_or_default();
+        cache.matches("\"review\"").count() == servers
+    })
+    .await
+}
+
+// PRM-1, PRM-3: `wave/mcp/prompts` and `wave/mcp/resources` list the live prompts (with their
+// arguments in declared order), every page of resources, and the templates; before a connect
+// nothing is listed, and after a restart the cached lists are shown, marked as cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_1_sidecar_lists_prompts_and_resources_live_and_cached() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    let empty = sidecar.ok("wave/mcp/prompts", json!({})).await;
+    assert_eq!(empty, json!({ "sessionId": "default", "prompts": [] }));
+    sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+    // The catalog is listed right after the connect; its cache write follows its install.
+    assert!(
+        cached_prompts(&sandbox, 1).await,
+        "the prompts were never listed"
+    );
+    let prompts = sidecar.ok("wave/mcp/prompts", json!({})).await;
+    assert_eq!(
+        prompts["prompts"][0],
+        json!({
+            "server": "a", "name": "review", "fullName": "mcp__a__review",
+            "description": "Review a file",
+            "arguments": [
+                { "name": "file", "description": "The file to review", "required": true },
+                { "name": "focus", "description": "What to look at", "required": false },
+            ],
+            "fromCache": false,
+        })
+    );
+    assert_eq!(
+        names(&prompts["prompts"], "fullName"),
+        ["mcp__a__review", "mcp__a__hello"]
+    );
+    let resources = sidecar.ok("wave/mcp/resources", json!({})).await;
+    let uris = names(&resources["resources"], "uri");
+    let expected: Vec<String> = (1..=25).map(|n| format!("test://doc/{n}")).collect();
+    assert_eq!(uris, expected, "every page of resources/list");
+    assert_eq!(resources["resources"][0]["mimeType"], "text/plain");
+    assert_eq!(
+        resources["templates"],
+        json!([{ "server": "a", "uriTemplate": "test://doc/{n}", "name": "doc",
+                 "mimeType": "text/plain", "fromCache": false }])
+    );
+    sidecar.stop().await;
+    sandbox.assert_no_process_left().await;
+
+    let restarted = Sidecar::start(&sandbox, Value::Null).await;
+    let cached = restarted.ok("wave/mcp/prompts", json!({})).await;
+    assert_eq!(
+        names(&cached["prompts"], "fullName"),
+        ["mcp__a__review", "mcp__a__hello"]
+    );
+    assert_eq!(cached["prompts"][0]["fromCache"], true);
+    let cached = restarted.ok("wave/mcp/resources", json!({})).await;
+    assert_eq!(cached["resources"].as_array().unwrap().len(), 25);
+    assert_eq!(
+        sandbox.live_processes(),
+        Vec::<u32>::new(),
+        "the cache started nothing"
+    );
+    restarted.stop().await;
+}
+
+// PRM-2, PRM-3, ADD-4 through the sidecar: a command with a quoted argument and a mention reach
+// the model as the turn's user message; the expanded messages are recorded after the typed
+// one; a missing required argument ends the turn with that error and sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_2_sidecar_send_expands_commands_and_mentions() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let model = FakeModel::start(vec![say("reviewed"), say("read")]).await;
+    let sidecar = sidecar_with_model(&sandbox, &model).await;
+    let send = |text: &str| json!({ "sessionId": "default", "text": text });
+    sidecar
+        .ok(
+            "wave/session/send",
+            send(r#"/mcp__a__review "src/main.rs" "error handling""#),
+        )
+        .await;
+    let ended = sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == 1)
+        .await;
+    assert!(ended.get("error").is_none(), "{ended:#}");
+    assert!(
+        user_text(&model.request(0))
+            .starts_with("Review src/main.rs with a focus on error handling."),
+        "{:#}",
+        model.request(0)
+    );
+    let recorded: Vec<Value> = sidecar
+        .notifications("wave/session/message")
+        .into_iter()
+        .map(|p| p["message"].clone())
+        .filter(|m| m["role"] == "user" && m["isMeta"] == false)
+        .collect();
+    assert_eq!(
+        recorded
+            .iter()
+            .map(|m| m["content"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            r#"/mcp__a__review "src/main.rs" "error handling""#,
+            "Review src/main.rs with a focus on error handling."
+        ]
+    );
+
+    sidecar
+        .ok(
+            "wave/session/send",
+            send("compare @a:test://doc/3 and @a:test://doc/17"),
+        )
+        .await;
+    sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == 2)
+        .await;
+    let text = user_text(&model.request(1));
+    assert!(
+        text.ends_with(
+            "compare @a:test://doc/3 and @a:test://doc/17\n\nAttached MCP resources:\n\n\
+             <resource uri=\"test://doc/3\" mimeType=\"text/plain\">\ndocument 3\n</resource>\n\n\
+             <resource uri=\"test://doc/17\" mimeType=\"text/plain\">\ndocument 17\n</resource>"
+        ),
+        "{text}"
+    );
+
+    sidecar
+        .ok("wave/session/send", send("/mcp__a__review"))
+        .await;
+    let ended = sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == 3)
+        .await;
+    assert_eq!(
+        ended["error"],
+        "missing required argument \"file\" of /mcp__a__review (usage: /mcp__a__review <file> [focus])"
+    );
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the failed command reached the model"
+    );
+    sidecar.stop().await;
+    sandbox.assert_no_process_left().await;
+}
+
+// PRM-1, PRM-3: a server the settings file's rules deny is not offered (its prompts and
+// resources are left out), and the others still are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_1_sidecar_does_not_offer_denied_servers() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({
+        "a": sandbox.server(&["--prompts", "--name", "a"]),
+        "secret": sandbox.server(&["--prompts", "--name", "secret"]),
+    }));
+    std::fs::create_dir_all(sandbox.workdir.join(".wave")).unwrap();
+    std::fs::write(
+        sandbox.workdir.join(".wave/settings.json"),
+        r#"{"permissions": {"deny": ["mcp__secret__*"]}}"#,
+    )
+    .unwrap();
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+    sidecar
+        .ok("wave/mcp/connect", json!({ "name": "secret" }))
+        .await;
+    assert!(
+        cached_prompts(&sandbox, 2).await,
+        "both servers' prompts were cached"
+    );
+    let prompts = sidecar.ok("wave/mcp/prompts", json!({})).await;
+    let servers: Vec<&str> = names(&prompts["prompts"], "server");
+    assert_eq!(servers, ["a", "a"], "{prompts:#}");
+    let resources = sidecar.ok("wave/mcp/resources", json!({})).await;
+    assert!(
+        resources["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["server"] == "a"),
+        "{resources:#}"
+    );
+    sidecar.stop().await;
+    sandbox.assert_no_process_left().await;
+}
+
+// PRM-1, PRM-3: `wave-mcp prompts NAME` and `wave-mcp resources NAME` connect, list, and leave
+// nothing running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_1_cli_lists_prompts_and_resources() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let out = cli(&sandbox, &["prompts", "a"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(shown.starts_with("2 prompts:\n"), "{shown}");
+    assert!(shown.contains("\n/mcp__a__review <file> [focus]\n  Review a file\n  file, required: The file to review\n  focus: What to look at\n"), "{shown}");
+    assert!(shown.contains("\n/mcp__a__hello\n  Say hello\n"), "{shown}");
+    let out = cli(&sandbox, &["resources", "a", "--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["resources"].as_array().unwrap().len(), 25);
+    assert_eq!(listed["templates"][0]["uriTemplate"], "test://doc/{n}");
+    let out = cli(&sandbox, &["resources", "a"], &[]);
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        shown.contains("  @a:test://doc/25  doc-25  (text/plain)\n"),
+        "{shown}"
+    );
+    let out = cli(&sandbox, &["prompts", "ghost"], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("no MCP server named \"ghost\""),
+        "{}",
+        text(&out)
+    );
+    sandbox.assert_no_process_left().await;
+}
+
+// PRM-2, PRM-3 in `wave-mcp chat`: a command line gets the prompt, a missing argument prints the
+// error and sends nothing, a mention attaches the resource.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_2_cli_chat_sends_prompts_and_mentions() {
+    use std::io::Write;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let model = FakeModel::start(vec![say("reviewed it"), say("read it")]).await;
+    let mut child = command(
+        &sandbox,
+        &["chat"],
+        &[("WAVE_BASE_URL", &model.base_url), ("WAVE_MODEL", "fake")],
+    )
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("start wave-mcp chat");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"/mcp__a__review src/a.rs\n/mcp__a__review\n@a:test://doc/2 what is it?\n/exit\n",
+        )
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    let expected = [
+        "reviewed it",
+        "error: missing required argument \"file\" of /mcp__a__review (usage: /mcp__a__review <file> [focus])",
+        "read it",
+    ];
+    let mut rest: &str = &stdout;
+    for line in expected {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or out of order in:\n{stdout}"));
+        rest = &rest[at + line.len()..];
+    }
+    assert_eq!(model.requests().len(), 2);
+    assert!(
+        user_text(&model.request(0)).starts_with("Review src/a.rs with a focus on everything."),
+        "{:#}",
+        model.request(0)
+    );
+    assert!(
+        user_text(&model.request(1)).contains(
+            "@a:test://doc/2 what is it?\n\nAttached MCP resources:\n\n<resource uri=\"test://doc/2\" mimeType=\"text/plain\">\ndocument 2\n</resource>"
+        ),
+        "{:#}",
+        model.request(1)
+    );
+    sandbox.assert_no_process_left().await;
+}

@@ -1,0 +1,137 @@
+// The chat input's `/` and `@` menus (PRM-1, PRM-3, PRM-4) in headless Chromium against the REAL
+// sidecar, our test MCP server with `--prompts` and an echoing fake model, through the JCEF
+// adapter: the menus list what `wave/mcp/prompts` and `wave/mcp/resources` return, follow
+// `wave/mcp/serversChanged` while open, are driven by the keyboard, and what they insert is sent.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromium } from "playwright-core";
+import { attachRelay, CHROMIUM, CHROMIUM_ARGS, makeSandbox, outputDir, serveWebview, startSidecar, testServerBin, until } from "./support.mjs";
+
+/** Answers every request with `reply to <the last user message>`. */
+async function startEchoModel() {
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const messages = JSON.parse(body || "{}").messages ?? [];
+      const user = [...messages].reverse().find((m) => m.role === "user");
+      const message = { role: "assistant", content: `reply to ${user?.content ?? ""}` };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}
+
+let browser;
+let web;
+let model;
+
+before(async () => {
+  fs.mkdirSync(outputDir, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  web = await serveWebview();
+  model = await startEchoModel();
+});
+
+after(async () => {
+  await browser?.close();
+  await web?.close();
+  await model?.close();
+});
+
+const rows = (page) =>
+  page.locator("#completion-menu .completion-item").evaluateAll((els) =>
+    els.map((e) => [e.querySelector(".completion-insert")?.textContent, e.querySelector(".completion-hint")?.textContent ?? "", e.getAttribute("aria-selected")]),
+  );
+
+describe("chat menus against the real sidecar (JCEF bridge)", () => {
+  test("PRM-1, PRM-2, PRM-3, PRM-4: `/` offers prompts with argument hints, `@` offers resources, both by keyboard; what they insert is sent", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    fs.writeFileSync(
+      path.join(sandbox.workdir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
+    );
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
+    const context = await browser.newContext({ viewport: { width: 760, height: 760 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    const relay = await attachRelay(page, sidecar);
+    const input = page.locator("#chat-input");
+    const menu = page.locator("#completion-menu");
+    try {
+      await page.goto(`${web.url}?page=chat&lang=en`);
+      await page.waitForSelector("body[data-ready=true]");
+
+      // Nothing connected, nothing cached: `/` offers nothing yet.
+      await input.click();
+      await input.pressSequentially("/");
+      await until(async () => relay.sidecarLog.some((e) => e.method === "wave/mcp/prompts"), "the page asked for the prompts");
+      assert.equal(await menu.isVisible(), false);
+      // PRM-4: the server connects while the menu is asked for; serversChanged brings its prompts.
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+      await menu.waitFor({ state: "visible", timeout: 20_000 });
+      assert.deepEqual(await rows(page), [
+        ["/mcp__docs__review", "<file> [focus]", "true"],
+        ["/mcp__docs__hello", "", "false"],
+      ]);
+      assert.equal(await input.getAttribute("aria-expanded"), "true");
+      assert.match(await menu.textContent(), /Review a file/);
+      await page.keyboard.press("ArrowDown");
+      assert.deepEqual((await rows(page)).map((r) => r[2]), ["false", "true"]);
+      await page.keyboard.press("ArrowDown"); // wraps around
+      await input.pressSequentially("rev");
+      assert.deepEqual((await rows(page)).map((r) => r[0]), ["/mcp__docs__review"]);
+      await page.screenshot({ path: path.join(outputDir, "30-chat-prompt-menu.png"), fullPage: true });
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__review ");
+      assert.equal(await menu.isVisible(), false);
+      await input.pressSequentially('src/a.rs "error handling"');
+      await page.keyboard.press("Enter");
+      await page
+        .locator(".msg-assistant", { hasText: "reply to Review src/a.rs with a focus on error handling." })
+        .waitFor({ timeout: 30_000 });
+
+      // `@` offers the resources (all 25, every page); typing narrows; arrows and Tab insert.
+      await input.pressSequentially("compare @");
+      await menu.waitFor({ state: "visible" });
+      assert.equal((await rows(page)).length, 25);
+      await input.pressSequentially("doc/1");
+      assert.deepEqual(
+        (await rows(page)).map((r) => r[0]),
+        ["@docs:test://doc/1", ...Array.from({ length: 10 }, (_, i) => `@docs:test://doc/${10 + i}`)],
+      );
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("ArrowDown");
+      await page.screenshot({ path: path.join(outputDir, "31-chat-resource-menu.png"), fullPage: true });
+      await page.keyboard.press("Tab");
+      assert.equal(await input.inputValue(), "compare @docs:test://doc/11 ");
+      // Escape closes a menu without inserting.
+      await input.pressSequentially("and @");
+      await menu.waitFor({ state: "visible" });
+      await page.keyboard.press("Escape");
+      assert.equal(await menu.isVisible(), false);
+      assert.equal(await input.inputValue(), "compare @docs:test://doc/11 and @");
+      await input.fill("compare @docs:test://doc/11");
+      await page.keyboard.press("Escape");
+      await page.locator("#chat-send").click();
+      await page.locator(".msg-assistant", { hasText: "document 11" }).waitFor({ timeout: 30_000 });
+      assert.ok(
+        relay.sidecarLog.some((e) => e.method === "wave/mcp/resources" && e.result?.resources?.length === 25),
+        "the page asked wave/mcp/resources",
+      );
+      await page.screenshot({ path: path.join(outputDir, "32-chat-prompt-and-mention-sent.png"), fullPage: true });
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      sandbox.cleanup();
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { applyItem, argumentHint, promptItems, resourceItems, triggerAt } from "../../webview/src/completions";
+import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
+
+const review: McpPromptView = {
+  server: "docs",
+  name: "review",
+  fullName: "mcp__docs__review",
+  description: "Review a file",
+  arguments: [
+    { name: "file", required: true },
+    { name: "focus", required: false },
+  ],
+  fromCache: false,
+};
+const hello: McpPromptView = { server: "docs", name: "hello", fullName: "mcp__docs__hello", arguments: [], fromCache: true };
+const doc = (n: number): McpResourceView => ({ server: "docs", uri: `test://doc/${n}`, name: `doc-${n}`, mimeType: "text/plain", fromCache: false });
+
+describe("chat menus (PRM-1, PRM-3)", () => {
+  it("PRM-1: `/` at the start opens the prompt menu; `@` at a word's start the resource menu", () => {
+    expect(triggerAt("/", 1)).toEqual({ kind: "prompt", query: "", start: 0, end: 1 });
+    expect(triggerAt("/mcp__d", 7)).toEqual({ kind: "prompt", query: "mcp__d", start: 0, end: 7 });
+    expect(triggerAt("/mcp__docs__review a", 20)).toBeUndefined();
+    expect(triggerAt("a /x", 4)).toBeUndefined();
+    expect(triggerAt("see @do", 7)).toEqual({ kind: "resource", query: "do", start: 4, end: 7 });
+    expect(triggerAt("@", 1)).toEqual({ kind: "resource", query: "", start: 0, end: 1 });
+    expect(triggerAt("mail@x", 6)).toBeUndefined();
+  });
+
+  it("PRM-1: prompts are offered as commands with argument hints, filtered by name or description", () => {
+    expect(argumentHint(review)).toBe("<file> [focus]");
+    expect(promptItems([review, hello], "")).toEqual([
+      { insert: "/mcp__docs__review", hint: "<file> [focus]", detail: "Review a file" },
+      { insert: "/mcp__docs__hello", hint: "", detail: "" },
+    ]);
+    expect(promptItems([review, hello], "FILE").map((i) => i.insert)).toEqual(["/mcp__docs__review"]);
+  });
+
+  it("PRM-3: resources are offered as @server:uri, filtered by uri or name", () => {
+    const items = resourceItems([doc(1), doc(2), doc(12)], "doc/1");
+    expect(items.map((i) => i.insert)).toEqual(["@docs:test://doc/1", "@docs:test://doc/12"]);
+    expect(items[0]).toEqual({ insert: "@docs:test://doc/1", hint: "text/plain", detail: "doc-1" });
+  });
+
+  it("inserting replaces the typed word and leaves one space before the cursor", () => {
+    const trigger = triggerAt("see @do more", 7)!;
+    expect(applyItem("see @do more", trigger, { insert: "@docs:test://doc/1", hint: "", detail: "" })).toEqual({
+      text: "see @docs:test://doc/1 more",
+      cursor: 23,
+    });
+    const slash = triggerAt("/re", 3)!;
+    expect(applyItem("/re", slash, { insert: "/mcp__docs__review", hint: "", detail: "" })).toEqual({ text: "/mcp__docs__review ", cursor: 19 });
+  });
+});

@@ -1,0 +1,198 @@
+// The chat input's menus (PRM-1, PRM-3): typing `/` at the start offers the servers' prompts as
+// `/mcp__<server>__<prompt>` commands with their descriptions and argument hints; typing `@`
+// at the start of a word offers resources as `@<server>:<uri>`. The lists come from
+// `wave/mcp/prompts` and `wave/mcp/resources`, asked when a menu opens and again after a
+// `wave/mcp/serversChanged` (a connect, or a server's list_changed: PRM-4). Arrow keys move,
+// Enter or Tab inserts, Escape closes. The pure part (what to offer, what inserting does) is
+// exported for the unit tests; `CompletionMenu` is the DOM part.
+
+import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
+import type { HostBridge } from "./bridge";
+import { h } from "./dom";
+
+/** Where the menu was opened: the text it replaces is `[start, end)` of the input. */
+export interface Trigger {
+  kind: "prompt" | "resource";
+  query: string;
+  start: number;
+  end: number;
+}
+
+export interface MenuItem {
+  /** What replaces the trigger's text (a space follows). */
+  insert: string;
+  /** Argument hint: `<required> [optional]`. */
+  hint: string;
+  detail: string;
+}
+
+/** The menu that the text before `cursor` asks for, if any. */
+export function triggerAt(text: string, cursor: number): Trigger | undefined {
+  const before = text.slice(0, cursor);
+  const command = /^\/(\S*)$/.exec(before);
+  if (command) return { kind: "prompt", query: command[1], start: 0, end: cursor };
+  const mention = /(^|\s)@(\S*)$/.exec(before);
+  if (mention) return { kind: "resource", query: mention[2], start: cursor - mention[2].length - 1, end: cursor };
+  return undefined;
+}
+
+export function argumentHint(prompt: McpPromptView): string {
+  return prompt.arguments.map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(" ");
+}
+
+function matches(query: string, ...texts: (string | undefined)[]): boolean {
+  const q = query.toLowerCase();
+  return texts.some((t) => t !== undefined && t.toLowerCase().includes(q));
+}
+
+export function promptItems(prompts: McpPromptView[], query: string): MenuItem[] {
+  return prompts
+    .filter((p) => matches(query, p.fullName, p.description))
+    .map((p) => ({ insert: `/${p.fullName}`, hint: argumentHint(p), detail: p.description ?? "" }));
+}
+
+export function resourceItems(resources: McpResourceView[], query: string): MenuItem[] {
+  return resources
+    .filter((r) => matches(query, `${r.server}:${r.uri}`, r.name, r.description))
+    .map((r) => ({
+      insert: `@${r.server}:${r.uri}`,
+      hint: r.mimeType ?? "",
+      detail: r.description ? `${r.name} — ${r.description}` : r.name,
+    }));
+}
+
+/** The input after inserting `item` for `trigger`, and where the cursor goes. */
+export function applyItem(text: string, trigger: Trigger, item: MenuItem): { text: string; cursor: number } {
+  const rest = text.slice(trigger.end).replace(/^\S*/, "");
+  const inserted = `${item.insert} `;
+  return { text: text.slice(0, trigger.start) + inserted + rest.replace(/^ /, ""), cursor: trigger.start + inserted.length };
+}
+
+/** At most this many rows are shown; typing narrows the list. */
+const MAX_ROWS = 50;
+
+export class CompletionMenu {
+  private prompts?: McpPromptView[];
+  private resources?: McpResourceView[];
+  private trigger?: Trigger;
+  private items: MenuItem[] = [];
+  private active = 0;
+  readonly element: HTMLElement;
+
+  constructor(
+    private readonly input: HTMLTextAreaElement,
+    private readonly bridge: HostBridge,
+    private readonly sessionId: string,
+  ) {
+    this.element = h("div", { class: "completion-menu", id: "completion-menu", role: "listbox", hidden: true });
+    input.setAttribute("aria-autocomplete", "list");
+    input.setAttribute("aria-controls", "completion-menu");
+    input.setAttribute("aria-expanded", "false");
+    // Registered before the page's own keydown listener: a key the menu uses goes no further.
+    input.addEventListener("keydown", (ev) => this.onKey(ev));
+    input.addEventListener("input", () => void this.update());
+    input.addEventListener("click", () => void this.update());
+    input.addEventListener("blur", () => setTimeout(() => this.close(), 150));
+  }
+
+  /** The servers changed: ask for the lists again (now if a menu is open). */
+  invalidate(): void {
+    this.prompts = undefined;
+    this.resources = undefined;
+    if (this.trigger) void this.update();
+  }
+
+  get isOpen(): boolean {
+    return this.trigger !== undefined && this.items.length > 0;
+  }
+
+  private async update(): Promise<void> {
+    const trigger = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
+    if (!trigger) return this.close();
+    try {
+      if (trigger.kind === "prompt" && !this.prompts) {
+        this.prompts = (await this.bridge.request("wave/mcp/prompts", { sessionId: this.sessionId })).prompts;
+      }
+      if (trigger.kind === "resource" && !this.resources) {
+        this.resources = (await this.bridge.request("wave/mcp/resources", { sessionId: this.sessionId })).resources;
+      }
+    } catch {
+      return this.close();
+    }
+    // The input may have changed while the list was asked for.
+    const now = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
+    if (!now || now.kind !== trigger.kind) return this.close();
+    const items = now.kind === "prompt" ? promptItems(this.prompts ?? [], now.query) : resourceItems(this.resources ?? [], now.query);
+    const same = this.trigger?.kind === now.kind && this.trigger.query === now.query;
+    this.trigger = now;
+    this.items = items.slice(0, MAX_ROWS);
+    if (!same) this.active = 0;
+    this.active = Math.min(this.active, Math.max(0, this.items.length - 1));
+    this.render();
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    if (!this.isOpen || ev.isComposing) return;
+    const move = (by: number) => {
+      this.active = (this.active + by + this.items.length) % this.items.length;
+      this.render();
+    };
+    if (ev.key === "ArrowDown") move(1);
+    else if (ev.key === "ArrowUp") move(-1);
+    else if ((ev.key === "Enter" && !ev.shiftKey) || ev.key === "Tab") this.pick(this.active);
+    else if (ev.key === "Escape") this.close();
+    else return;
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+  }
+
+  private pick(index: number): void {
+    const item = this.items[index];
+    if (!item || !this.trigger) return;
+    const next = applyItem(this.input.value, this.trigger, item);
+    this.input.value = next.text;
+    this.input.focus();
+    this.input.setSelectionRange(next.cursor, next.cursor);
+    this.close();
+  }
+
+  private close(): void {
+    this.trigger = undefined;
+    this.items = [];
+    this.render();
+  }
+
+  private render(): void {
+    const open = this.isOpen;
+    this.element.hidden = !open;
+    this.input.setAttribute("aria-expanded", String(open));
+    if (!open) {
+      this.input.removeAttribute("aria-activedescendant");
+      this.element.replaceChildren();
+      return;
+    }
+    this.element.dataset.kind = this.trigger?.kind;
+    const rows = this.items.map((item, i) =>
+      h(
+        "div",
+        {
+          class: i === this.active ? "completion-item active" : "completion-item",
+          id: `completion-${i}`,
+          role: "option",
+          "aria-selected": String(i === this.active),
+          // mousedown, not click: the input keeps its focus.
+          onmousedown: (ev: Event) => {
+            ev.preventDefault();
+            this.pick(i);
+          },
+        },
+        h("span", { class: "completion-insert" }, item.insert),
+        item.hint ? h("span", { class: "completion-hint muted" }, item.hint) : null,
+        item.detail ? h("span", { class: "completion-detail muted" }, item.detail) : null,
+      ),
+    );
+    this.element.replaceChildren(...rows);
+    this.input.setAttribute("aria-activedescendant", `completion-${this.active}`);
+    rows[this.active]?.scrollIntoView({ block: "nearest" });
+  }
+}
