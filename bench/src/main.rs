@@ -4,9 +4,11 @@
 //!
 //! Options: `--quick` (fewer repetitions, a smoke run), `--rows 1,3` (only those rows).
 //! Hidden modes used by the benchmark itself: `--idle-case CASE --dir DIR` (row 1's children),
-//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind).
+//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind), `--rss-child`
+//! (ours in row 7c).
 
 mod idle;
+mod peers;
 mod readiness;
 mod registry_cost;
 mod roundtrip;
@@ -36,6 +38,9 @@ fn main() -> Result<()> {
         let dir = PathBuf::from(value("--dir").context("--dir")?);
         return idle::child_main(&case, &dir);
     }
+    if args.iter().any(|a| a == "--rss-child") {
+        return peers::child_main();
+    }
     if args.iter().any(|a| a == "--turn-callgrind") {
         let url = value("--model-url").context("--model-url")?;
         let dir = PathBuf::from(value("--dir").context("--dir")?);
@@ -46,16 +51,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-6"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-7"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5, 6],
+            None => vec![1, 2, 3, 4, 5, 6, 7],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -346,7 +351,143 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             verdict: verdict(r.auth_server_requests == 0),
         });
     }
+    if wanted(7) {
+        peer_rows(quick, &mut table).await?;
+    }
     Ok(table)
+}
+
+/// Row 7: the TypeScript and python SDK clients beside ours (`peers.rs`).
+async fn peer_rows(quick: bool, table: &mut Vec<Row>) -> Result<()> {
+    let peers = match peers::Peers::locate() {
+        Ok(peers) => peers,
+        Err(reason) => {
+            eprintln!("row 7: skipped: {reason}");
+            table.push(Row {
+                id: "7",
+                figure: "beside the TypeScript and python SDK clients".into(),
+                ours: format!("skipped: {reason}"),
+                baseline: String::new(),
+                ratio: "-".into(),
+                target: "≤ 1.0×",
+                verdict: "skipped",
+            });
+            return Ok(());
+        }
+    };
+    eprintln!("row 7a: tool-call round trip beside the SDK clients");
+    let calls = if quick { 400 } else { 4000 };
+    let r = peers::round_trip(&peers, calls).await?;
+    let latency = |l: &peers::Latency| format!("{} (p90 {})", fmt_time(l.median), fmt_time(l.p90));
+    for (id, figure, name, theirs) in [
+        (
+            "7a",
+            format!(
+                "tool call, stdio: execute_tool vs SDK clients (median of {})",
+                r.calls
+            ),
+            "TS SDK callTool",
+            &r.typescript,
+        ),
+        ("", String::new(), "python SDK call_tool", &r.python),
+    ] {
+        let ratio = r.ours.median / theirs.median;
+        table.push(Row {
+            id,
+            figure,
+            ours: if id.is_empty() {
+                String::new()
+            } else {
+                latency(&r.ours)
+            },
+            baseline: format!("{name}: {}", latency(theirs)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(ratio <= 1.0),
+        });
+    }
+    eprintln!("row 7b: 5 slow servers listed beside the SDK clients");
+    let repeats = if quick { 2 } else { 7 };
+    let r = peers::readiness(&peers, repeats).await?;
+    for (id, figure, name, theirs) in [
+        (
+            "7b",
+            format!(
+                "{} servers × {} ms initialize listed: first turn vs SDK clients",
+                readiness::SERVERS,
+                readiness::INIT_MS
+            ),
+            "TS SDK Promise.all",
+            r.typescript,
+        ),
+        ("", String::new(), "python SDK gather", r.python),
+    ] {
+        let ratio = r.ours / theirs;
+        table.push(Row {
+            id,
+            figure,
+            ours: if id.is_empty() {
+                String::new()
+            } else {
+                fmt_time(r.ours)
+            },
+            baseline: format!("{name}: {}", fmt_time(theirs)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(ratio <= 1.0),
+        });
+    }
+    eprintln!("row 7c: RSS of one connection's client side beside the SDK clients");
+    let repeats = if quick { 1 } else { 3 };
+    let r = peers::rss(&peers, repeats).await?;
+    for (id, figure, name, theirs) in [
+        (
+            "7c",
+            "RSS of 1 connected stdio server, client process: Δ (raw)".to_string(),
+            "TS SDK",
+            &r.typescript,
+        ),
+        ("", String::new(), "python SDK", &r.python),
+    ] {
+        let ratio = r.ours.delta_kib() as f64 / theirs.delta_kib() as f64;
+        table.push(Row {
+            id,
+            figure,
+            ours: if id.is_empty() {
+                String::new()
+            } else {
+                fmt_memory(&r.ours)
+            },
+            baseline: format!("{name}: {}", fmt_memory(theirs)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(theirs.delta_kib() > 0 && ratio <= 1.0),
+        });
+    }
+    table.push(Row {
+        id: "",
+        figure: "  raw, connected: ours vs node with the TS SDK".into(),
+        ours: String::new(),
+        baseline: format!(
+            "loaded, not connected: {}",
+            fmt_kib(r.typescript.loaded_kib)
+        ),
+        ratio: fmt_ratio(r.ours.connected_kib as f64 / r.typescript.connected_kib as f64),
+        target: "",
+        verdict: "",
+    });
+    Ok(())
+}
+
+/// `Δ 1.2 MiB (raw 9.8 MiB)`: the connection's cost, then the connected process's RSS.
+fn fmt_memory(memory: &peers::Memory) -> String {
+    let delta = memory.delta_kib();
+    let sign = if delta < 0 { "-" } else { "" };
+    format!(
+        "Δ {sign}{} (raw {})",
+        fmt_kib(delta.unsigned_abs()),
+        fmt_kib(memory.connected_kib)
+    )
 }
 
 fn render(table: &[Row]) -> String {
