@@ -466,6 +466,19 @@ async fn peer_rows(quick: bool, table: &mut Vec<Row>) -> Result<()> {
     }
     table.push(Row {
         id: "",
+        figure: "  of which anonymous (RssAnon Δ, without code paged in)".into(),
+        ours: fmt_kib_delta(r.ours.anon_delta_kib),
+        baseline: format!(
+            "TS SDK: {}, python SDK: {}",
+            fmt_kib_delta(r.typescript.anon_delta_kib),
+            fmt_kib_delta(r.python.anon_delta_kib)
+        ),
+        ratio: fmt_ratio(r.ours.anon_delta_kib as f64 / r.typescript.anon_delta_kib as f64),
+        target: "",
+        verdict: "",
+    });
+    table.push(Row {
+        id: "",
         figure: "  raw, connected: ours vs node with the TS SDK".into(),
         ours: String::new(),
         baseline: format!(
@@ -479,15 +492,18 @@ async fn peer_rows(quick: bool, table: &mut Vec<Row>) -> Result<()> {
     Ok(())
 }
 
-/// `Δ 1.2 MiB (raw 9.8 MiB)`: the connection's cost, then the connected process's RSS.
+/// `Δ 1.20 MiB (raw 9.8 MiB)`: the connection's cost, then the connected process's RSS.
 fn fmt_memory(memory: &peers::Memory) -> String {
-    let delta = memory.delta_kib();
-    let sign = if delta < 0 { "-" } else { "" };
     format!(
-        "Δ {sign}{} (raw {})",
-        fmt_kib(delta.unsigned_abs()),
+        "Δ {} (raw {})",
+        fmt_kib_delta(memory.delta_kib()),
         fmt_kib(memory.connected_kib)
     )
+}
+
+/// A signed RSS difference in MiB, two decimals (these are small).
+fn fmt_kib_delta(kib: i64) -> String {
+    format!("{:.2} MiB", kib as f64 / 1024.0)
 }
 
 fn render(table: &[Row]) -> String {

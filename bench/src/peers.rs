@@ -14,8 +14,9 @@
 //! - 7c, RSS of one connected server's client side: each client process is started, loads its
 //!   MCP layer (ours: an agent with the server configured, on demand, nothing spawned), and its
 //!   `VmRSS` is read; then it connects the server (tools/list and one call) and `VmRSS` is read
-//!   again. The difference is the cost of the connection; the raw figures are shown too. The
-//!   server process itself is not counted for any of them.
+//!   again. The difference is the cost of the connection; the raw figures, and the anonymous
+//!   part of the difference (`RssAnon`), are shown too. The server process itself is not
+//!   counted for any of them.
 //!
 //! The SDKs are found under `$WAVE_PEERS_DIR` (default `~/.cache/wave-mcp-peers`), installed by
 //! `scripts/install-peers.sh`; when they are missing the row is skipped, saying so.
@@ -286,10 +287,13 @@ pub async fn readiness(peers: &Peers, repeats: usize) -> Result<ReadinessResult>
 // ---------------------------------------------------------------------------------------------
 // 7c: RSS of one connection's client side
 
-/// `VmRSS` of a client process with its MCP layer loaded, and with one server connected.
+/// `VmRSS` of a client process with its MCP layer loaded, and with one server connected; and
+/// the anonymous part of the difference (`RssAnon`: heap and stacks, without the file-backed
+/// pages of code run for the first time).
 pub struct Memory {
     pub loaded_kib: u64,
     pub connected_kib: u64,
+    pub anon_delta_kib: i64,
 }
 
 impl Memory {
@@ -364,7 +368,7 @@ fn drive(name: &str, child: &mut Child) -> Result<Memory> {
     let pid = child.id();
     let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
     let mut stdin = child.stdin.take().context("stdin")?;
-    let mut expect = |state: &str| -> Result<u64> {
+    let mut expect = |state: &str| -> Result<(u64, u64)> {
         let mut line = String::new();
         stdout.read_line(&mut line)?;
         let value: Value = serde_json::from_str(line.trim())
@@ -373,16 +377,17 @@ fn drive(name: &str, child: &mut Child) -> Result<Memory> {
             bail!("the {name} client printed {line:?}, not the state {state}");
         }
         std::thread::sleep(SETTLE);
-        Ok(util::rss_kib(pid))
+        Ok((util::rss_kib(pid), util::status_kib(pid, "RssAnon")))
     };
-    let loaded_kib = expect("loaded")?;
+    let (loaded_kib, loaded_anon) = expect("loaded")?;
     stdin.write_all(b"connect\n")?;
     stdin.flush()?;
-    let connected_kib = expect("connected")?;
+    let (connected_kib, connected_anon) = expect("connected")?;
     child.stdin = Some(stdin);
     Ok(Memory {
         loaded_kib,
         connected_kib,
+        anon_delta_kib: connected_anon as i64 - loaded_anon as i64,
     })
 }
 
