@@ -4,9 +4,11 @@
 //!
 //! Options: `--quick` (fewer repetitions, a smoke run), `--rows 1,3` (only those rows).
 //! Hidden modes used by the benchmark itself: `--idle-case CASE --dir DIR` (row 1's children),
-//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind).
+//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind), `--rss-child`
+//! (ours in row 7c).
 
 mod idle;
+mod peers;
 mod readiness;
 mod registry_cost;
 mod roundtrip;
@@ -37,6 +39,9 @@ fn main() -> Result<()> {
         let dir = PathBuf::from(value("--dir").context("--dir")?);
         return idle::child_main(&case, &dir);
     }
+    if args.iter().any(|a| a == "--rss-child") {
+        return peers::child_main();
+    }
     if args.iter().any(|a| a == "--turn-callgrind") {
         let url = value("--model-url").context("--model-url")?;
         let dir = PathBuf::from(value("--dir").context("--dir")?);
@@ -47,16 +52,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-7"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-8"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5, 6, 7],
+            None => vec![1, 2, 3, 4, 5, 6, 7, 8],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7,8)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -348,15 +353,18 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
         });
     }
     if wanted(7) {
+        peer_rows(quick, &mut table).await?;
+    }
+    if wanted(8) {
         tool_search_rows(&mut table, quick).await?;
     }
     Ok(table)
 }
 
-/// Row 7: tool search (BUD-3, BUD-4).
+/// Row 8: tool search (BUD-3, BUD-4).
 async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
     eprintln!(
-        "row 7a: declared bytes, {} servers × {} tools, search off vs on",
+        "row 8a: declared bytes, {} servers × {} tools, search off vs on",
         tool_search::SERVERS,
         tool_search::TOOLS_PER_SERVER
     );
@@ -364,7 +372,7 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         Ok(r) => {
             let ratio = r.on as f64 / r.off as f64;
             table.push(Row {
-                id: "7a",
+                id: "8a",
                 figure: format!(
                     "tool definitions per request, {} servers × {} tools ({} tools)",
                     tool_search::SERVERS,
@@ -392,7 +400,7 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
             });
         }
         Err(e) => table.push(Row {
-            id: "7a",
+            id: "8a",
             figure: "tool definitions per request, search on vs off".into(),
             ours: format!("skipped: {e}"),
             baseline: String::new(),
@@ -401,14 +409,14 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
             verdict: "",
         }),
     }
-    eprintln!("row 7b: search hit rate over a real catalog");
+    eprintln!("row 8b: search hit rate over a real catalog");
     let hits = tool_search::hit_rate()?;
     for miss in &hits.misses {
         eprintln!("  miss: {miss}");
     }
     let rate = hits.hits as f64 / hits.queries as f64;
     table.push(Row {
-        id: "7b",
+        id: "8b",
         figure: format!(
             "search: wanted tool in the top 5, {} queries over {} real tools",
             hits.queries, hits.catalog
@@ -419,10 +427,10 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         target: "≥ 90 %",
         verdict: verdict(rate >= 0.90),
     });
-    eprintln!("row 7c: ranking 1,000 tools vs one local tool round trip");
+    eprintln!("row 8c: ranking 1,000 tools vs one local tool round trip");
     let r = tool_search::rank_cost(if quick { 100 } else { 1000 }).await?;
     table.push(Row {
-        id: "7c",
+        id: "8c",
         figure: format!(
             "search: index + rank {} tools for one query (median)",
             r.tools
@@ -434,6 +442,155 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         verdict: "",
     });
     Ok(())
+}
+
+/// Row 7: the TypeScript and python SDK clients beside ours (`peers.rs`).
+async fn peer_rows(quick: bool, table: &mut Vec<Row>) -> Result<()> {
+    let peers = match peers::Peers::locate() {
+        Ok(peers) => peers,
+        Err(reason) => {
+            eprintln!("row 7: skipped: {reason}");
+            table.push(Row {
+                id: "7",
+                figure: "beside the TypeScript and python SDK clients".into(),
+                ours: format!("skipped: {reason}"),
+                baseline: String::new(),
+                ratio: "-".into(),
+                target: "≤ 1.0×",
+                verdict: "skipped",
+            });
+            return Ok(());
+        }
+    };
+    eprintln!("row 7a: tool-call round trip beside the SDK clients");
+    let calls = if quick { 400 } else { 4000 };
+    let r = peers::round_trip(&peers, calls).await?;
+    let latency = |l: &peers::Latency| format!("{} (p90 {})", fmt_time(l.median), fmt_time(l.p90));
+    for (id, figure, name, theirs) in [
+        (
+            "7a",
+            format!(
+                "tool call, stdio: execute_tool vs SDK clients (median of {})",
+                r.calls
+            ),
+            "TS SDK callTool",
+            &r.typescript,
+        ),
+        ("", String::new(), "python SDK call_tool", &r.python),
+    ] {
+        let ratio = r.ours.median / theirs.median;
+        table.push(Row {
+            id,
+            figure,
+            ours: if id.is_empty() {
+                String::new()
+            } else {
+                latency(&r.ours)
+            },
+            baseline: format!("{name}: {}", latency(theirs)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(ratio <= 1.0),
+        });
+    }
+    eprintln!("row 7b: 5 slow servers listed beside the SDK clients");
+    let repeats = if quick { 2 } else { 7 };
+    let r = peers::readiness(&peers, repeats).await?;
+    for (id, figure, name, theirs) in [
+        (
+            "7b",
+            format!(
+                "{} servers × {} ms initialize listed: first turn vs SDK clients",
+                readiness::SERVERS,
+                readiness::INIT_MS
+            ),
+            "TS SDK Promise.all",
+            r.typescript,
+        ),
+        ("", String::new(), "python SDK gather", r.python),
+    ] {
+        let ratio = r.ours / theirs;
+        table.push(Row {
+            id,
+            figure,
+            ours: if id.is_empty() {
+                String::new()
+            } else {
+                fmt_time(r.ours)
+            },
+            baseline: format!("{name}: {}", fmt_time(theirs)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(ratio <= 1.0),
+        });
+    }
+    eprintln!("row 7c: RSS of one connection's client side beside the SDK clients");
+    let repeats = if quick { 1 } else { 3 };
+    let r = peers::rss(&peers, repeats).await?;
+    for (id, figure, name, theirs) in [
+        (
+            "7c",
+            "RSS of 1 connected stdio server, client process: Δ (raw)".to_string(),
+            "TS SDK",
+            &r.typescript,
+        ),
+        ("", String::new(), "python SDK", &r.python),
+    ] {
+        let ratio = r.ours.delta_kib() as f64 / theirs.delta_kib() as f64;
+        table.push(Row {
+            id,
+            figure,
+            ours: if id.is_empty() {
+                String::new()
+            } else {
+                fmt_memory(&r.ours)
+            },
+            baseline: format!("{name}: {}", fmt_memory(theirs)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(theirs.delta_kib() > 0 && ratio <= 1.0),
+        });
+    }
+    table.push(Row {
+        id: "",
+        figure: "  of which anonymous (RssAnon Δ, without code paged in)".into(),
+        ours: fmt_kib_delta(r.ours.anon_delta_kib),
+        baseline: format!(
+            "TS SDK: {}, python SDK: {}",
+            fmt_kib_delta(r.typescript.anon_delta_kib),
+            fmt_kib_delta(r.python.anon_delta_kib)
+        ),
+        ratio: fmt_ratio(r.ours.anon_delta_kib as f64 / r.typescript.anon_delta_kib as f64),
+        target: "",
+        verdict: "",
+    });
+    table.push(Row {
+        id: "",
+        figure: "  raw, connected: ours vs node with the TS SDK".into(),
+        ours: String::new(),
+        baseline: format!(
+            "loaded, not connected: {}",
+            fmt_kib(r.typescript.loaded_kib)
+        ),
+        ratio: fmt_ratio(r.ours.connected_kib as f64 / r.typescript.connected_kib as f64),
+        target: "",
+        verdict: "",
+    });
+    Ok(())
+}
+
+/// `Δ 1.20 MiB (raw 9.8 MiB)`: the connection's cost, then the connected process's RSS.
+fn fmt_memory(memory: &peers::Memory) -> String {
+    format!(
+        "Δ {} (raw {})",
+        fmt_kib_delta(memory.delta_kib()),
+        fmt_kib(memory.connected_kib)
+    )
+}
+
+/// A signed RSS difference in MiB, two decimals (these are small).
+fn fmt_kib_delta(kib: i64) -> String {
+    format!("{:.2} MiB", kib as f64 / 1024.0)
 }
 
 fn render(table: &[Row]) -> String {

@@ -62,7 +62,7 @@ async fn connect_all(scratch: &Scratch, servers: serde_json::Map<String, Value>)
 }
 
 /// A fresh agent's first turn: seconds from `send_message` to its first model request.
-async fn first_turn(scratch: &Scratch, model: &FakeModel, rep: usize) -> Result<f64> {
+pub async fn first_turn(scratch: &Scratch, model: &FakeModel, rep: usize) -> Result<f64> {
     let servers = util::stdio_servers(SERVERS, &["--slow-initialize-ms", INIT_MS]);
     let options = util::agent_options(
         scratch,

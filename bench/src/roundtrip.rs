@@ -92,29 +92,33 @@ pub async fn run(calls: usize) -> Result<RoundTripResult> {
     })
 }
 
+/// The arguments of the `i`-th `echo` call; the server answers with the text `call {i}`.
+pub fn echo_args(i: usize) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("text".into(), Value::String(format!("call {i}")));
+    map
+}
+
+/// One `echo` call through `Agent::execute_tool` (`full_name` is `mcp__<server>__echo`), its
+/// answer checked; seconds taken.
+pub async fn funnel_call(agent: &wave_mcp_agent::Agent, full_name: &str, i: usize) -> Result<f64> {
+    let start = Instant::now();
+    let outcome = agent.execute_tool(full_name, echo_args(i)).await?;
+    let took = start.elapsed();
+    if outcome.is_error || outcome.text != format!("call {i}") {
+        bail!("funnel call {i} answered {:?}", outcome.text);
+    }
+    Ok(util::secs(took))
+}
+
 async fn measure(agent: &wave_mcp_agent::Agent, server: &str, calls: usize) -> Result<Transport> {
     let peer = agent
         .manager()
         .peer(server)
         .context("the server is not connected")?;
     let full_name = format!("mcp__{server}__echo");
-    let args = |i: usize| -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("text".into(), Value::String(format!("call {i}")));
-        map
-    };
-    let funnel_call = |i: usize| {
-        let full_name = full_name.clone();
-        async move {
-            let start = Instant::now();
-            let outcome = agent.execute_tool(&full_name, args(i)).await?;
-            let took = start.elapsed();
-            if outcome.is_error || outcome.text != format!("call {i}") {
-                bail!("funnel call {i} answered {:?}", outcome.text);
-            }
-            Ok(util::secs(took))
-        }
-    };
+    let args = echo_args;
+    let funnel_call = |i: usize| funnel_call(agent, &full_name, i);
     let direct_call = |i: usize| {
         let peer = peer.clone();
         async move {

@@ -173,12 +173,17 @@ fn parent_pid(pid: u32) -> Option<u32> {
 
 /// `VmRSS` of one process in KiB (0 for a zombie or a vanished process).
 pub fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS")
+}
+
+/// A KiB field of `/proc/<pid>/status` (`VmRSS`, `RssAnon`, ...; 0 when absent).
+pub fn status_kib(pid: u32, field: &str) -> u64 {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return 0;
     };
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
 }

@@ -36,8 +36,8 @@ use wave_mcp_protocol::{
     SessionHistory, SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend,
     SessionSendAccepted, SessionSendParams, SetToolEnabledParams,
 };
-use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
 use wave_mcp_protocol::{McpPrompts, McpPromptsResult, McpResources, McpResourcesResult};
+use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
 
 use sessions::Registry;
 
