@@ -4,9 +4,11 @@
 //!
 //! Options: `--quick` (fewer repetitions, a smoke run), `--rows 1,3` (only those rows).
 //! Hidden modes used by the benchmark itself: `--idle-case CASE --dir DIR` (row 1's children),
-//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind).
+//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind),
+//! `--relay-url URL` (row 7's bare SSE relay).
 
 mod idle;
+mod live;
 mod readiness;
 mod registry_cost;
 mod roundtrip;
@@ -36,6 +38,9 @@ fn main() -> Result<()> {
         let dir = PathBuf::from(value("--dir").context("--dir")?);
         return idle::child_main(&case, &dir);
     }
+    if let Some(url) = value("--relay-url") {
+        return live::relay_main(&url);
+    }
     if args.iter().any(|a| a == "--turn-callgrind") {
         let url = value("--model-url").context("--model-url")?;
         let dir = PathBuf::from(value("--dir").context("--dir")?);
@@ -46,16 +51,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-6"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-7"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5, 6],
+            None => vec![1, 2, 3, 4, 5, 6, 7],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -320,6 +325,33 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             ratio: fmt_ratio(lag),
             target: "≈ 1× (keeps up)",
             verdict: verdict(lag <= 1.1),
+        });
+    }
+    if wanted(7) {
+        eprintln!("row 7: live turns (first delta, cancel)");
+        let r = live::run(if quick { 30 } else { 300 }).await?;
+        let ratio = r.delta_sidecar / r.delta_relay;
+        table.push(Row {
+            id: "7a",
+            figure: format!(
+                "first SSE chunk -> first wave/session/delta (median of {})",
+                r.samples
+            ),
+            ours: fmt_time(r.delta_sidecar),
+            baseline: format!("bare relay: {}", fmt_time(r.delta_relay)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.05×",
+            verdict: verdict(ratio <= 1.05),
+        });
+        let ratio = r.cancel / r.round_trip;
+        table.push(Row {
+            id: "7b",
+            figure: "wave/session/cancel -> server gets notifications/cancelled".into(),
+            ours: fmt_time(r.cancel),
+            baseline: format!("1 tool round trip: {}", fmt_time(r.round_trip)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 2×",
+            verdict: verdict(ratio <= 2.0),
         });
     }
     if wanted(6) {
