@@ -5,9 +5,10 @@
 //! Options: `--quick` (fewer repetitions, a smoke run), `--rows 1,3` (only those rows).
 //! Hidden modes used by the benchmark itself: `--idle-case CASE --dir DIR` (row 1's children),
 //! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind), `--rss-child`
-//! (ours in row 7c).
+//! (ours in row 7c), `--relay-url URL` (row 9's bare SSE relay).
 
 mod idle;
+mod live;
 mod peers;
 mod readiness;
 mod registry_cost;
@@ -42,6 +43,9 @@ fn main() -> Result<()> {
     if args.iter().any(|a| a == "--rss-child") {
         return peers::child_main();
     }
+    if let Some(url) = value("--relay-url") {
+        return live::relay_main(&url);
+    }
     if args.iter().any(|a| a == "--turn-callgrind") {
         let url = value("--model-url").context("--model-url")?;
         let dir = PathBuf::from(value("--dir").context("--dir")?);
@@ -52,16 +56,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-8"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-9"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5, 6, 7, 8],
+            None => vec![1, 2, 3, 4, 5, 6, 7, 8, 9],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7,8)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7,8,9)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -357,6 +361,33 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
     }
     if wanted(8) {
         tool_search_rows(&mut table, quick).await?;
+    }
+    if wanted(9) {
+        eprintln!("row 9: live turns (first delta, cancel)");
+        let r = live::run(if quick { 30 } else { 300 }).await?;
+        let ratio = r.delta_sidecar / r.delta_relay;
+        table.push(Row {
+            id: "9a",
+            figure: format!(
+                "first SSE chunk -> first wave/session/delta (median of {})",
+                r.samples
+            ),
+            ours: fmt_time(r.delta_sidecar),
+            baseline: format!("bare relay: {}", fmt_time(r.delta_relay)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.05×",
+            verdict: verdict(ratio <= 1.05),
+        });
+        let ratio = r.cancel / r.round_trip;
+        table.push(Row {
+            id: "9b",
+            figure: "wave/session/cancel -> server gets notifications/cancelled".into(),
+            ours: fmt_time(r.cancel),
+            baseline: format!("1 tool round trip: {}", fmt_time(r.round_trip)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 2×",
+            verdict: verdict(ratio <= 2.0),
+        });
     }
     Ok(table)
 }

@@ -248,6 +248,20 @@ export async function startFakeModel() {
         content: "Let me try an MCP tool.",
         tool_calls: [{ id: "call_1", type: "function", function: { name, arguments: JSON.stringify(args) } }],
       });
+      // LONG-1, LONG-2, LONG-3: a user message tagged [long-stream] gets a streamed answer, one
+      // tagged [long-progress] a call of the `worker` server's long `progress` tool.
+      const userText = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
+      if (json.stream === true && last?.role !== "tool" && userText.includes("[long-stream]")) {
+        void streamWords(res, "This answer is streamed to the chat one word at a time while the model writes it.");
+        return;
+      }
+      const progressTool = tools.find((t) => /^mcp__worker__progress$/.test(t ?? ""));
+      if (last?.role !== "tool" && userText.includes("[long-progress]") && progressTool) {
+        const message = { role: "assistant", content: null, tool_calls: [{ id: "call_long", type: "function", function: { name: progressTool, arguments: JSON.stringify({ steps: 200, ms: 300 }) } }] };
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "tool_calls" }] }));
+        return;
+      }
       let message;
       if (last?.role === "tool") message = { role: "assistant", content: `The echo tool answered: ${last.content}` };
       else if (flatEcho) message = call(flatEcho, { text: "ping" });
@@ -260,6 +274,19 @@ export async function startFakeModel() {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** An SSE Chat Completions answer, one word per chunk, 150 ms apart. */
+async function streamWords(res, text) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const send = (delta) => res.write(`data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta }] })}\n\n`);
+  send({ role: "assistant", content: "" });
+  for (const word of text.split(/(?<= )/)) {
+    await new Promise((r) => setTimeout(r, 150));
+    if (res.destroyed) return;
+    send({ content: word });
+  }
+  res.end("data: [DONE]\n\n");
 }
 
 export async function until(fn, what, timeoutMs = 30_000) {

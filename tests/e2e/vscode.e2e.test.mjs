@@ -414,6 +414,43 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     await shot("23-chat-mention-sent");
   });
 
+  test("LONG-1, LONG-2, LONG-3: a streamed answer, a running call's progress bar, Stop (the server is told)", async () => {
+    const chat = await chatFrame();
+    await chat.locator("#chat-input").fill("[long-stream] tell me something");
+    await chat.locator("#chat-send").click();
+    const streaming = chat.locator("[data-role=assistant-streaming] .msg-text");
+    await streaming.waitFor({ timeout: 60_000 });
+    await until(async () => ((await streaming.textContent()) ?? "").split(" ").length >= 4, "a few words streamed");
+    await shot("12-chat-streaming");
+    await chat.locator(".msg-assistant:not(.streaming)", { hasText: "while the model writes it." }).waitFor({ timeout: 60_000 });
+
+    // A server with a long tool, added to the user config (the sidecar reloads it).
+    const events = path.join(sb.root, "worker-events.log");
+    addUserServer(sb, "worker", { command: testServerBin, args: ["--name", "worker", "--tools", "progress", "--event-log", events] });
+    // The config watcher picks the entry up within moments; until then a turn does not see the
+    // tool (the model then just answers), so send again until a request declares it.
+    const declares = (r) => (r.tools ?? []).some((t) => t.function?.name === "mcp__worker__progress");
+    for (let attempt = 0; ; attempt++) {
+      const before = model.requests.length;
+      await chat.locator("#chat-input").fill("[long-progress] do the long job");
+      await chat.locator("#chat-send").click();
+      await until(() => model.requests.length > before, "a model request");
+      if (declares(model.requests[before])) break;
+      assert.ok(attempt < 10, "the worker server never reached the turn's tools");
+      await until(async () => !(await chat.locator("#chat-stop").isVisible()), "the turn ends");
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const bar = chat.locator(".tool-running progress.tool-progress");
+    await bar.waitFor({ timeout: 90_000 });
+    await until(async () => Number(await bar.getAttribute("value")) > 0, "the bar moves");
+    await shot("13-chat-progress");
+    await chat.locator("#chat-stop").click();
+    await chat.locator(".chat-error", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
+    await until(() => fs.existsSync(events) && fs.readFileSync(events, "utf8").includes("progress-cancelled"), "the server got notifications/cancelled");
+    assert.equal(await chat.locator(".tool-running").count(), 0);
+    await shot("14-chat-stopped");
+  });
+
   test("the sidecar's stop (restart command, and deactivate on reload) ends every MCP server it started", async () => {
     // The chat turn above dialed gamma (LAZY-2): it runs now.
     const [gamma] = readPids(sb, "gamma");

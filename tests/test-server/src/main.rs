@@ -304,7 +304,7 @@ impl TestServer {
     }
 
     #[tool(
-        description = "Work through `steps` steps of `ms` milliseconds, reporting progress after each; records `progress-cancelled <pid> <request id>` when told to stop."
+        description = "Work through `steps` steps of `ms` milliseconds, reporting progress after each; records `progress-cancelled <pid> <request id> <µs since the epoch>` when told to stop."
     )]
     async fn progress(
         &self,
@@ -319,7 +319,11 @@ impl TestServer {
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_millis(args.ms)) => {}
                 () = context.ct.cancelled() => {
-                    events.record("progress-cancelled", Some(&id));
+                    // When the cancel arrived (µs since the epoch), for the benchmark.
+                    let at = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_micros());
+                    events.record("progress-cancelled", Some(&format!("{id} {at}")));
                     return format!("cancelled at step {step}");
                 }
             }

@@ -191,7 +191,25 @@ data class SessionHistoryResult(
     val runningTurns: List<Long> = emptyList(),
 )
 
-data class SessionTurnEndedParams(val sessionId: String = "", val turn: Long = 0, val error: String? = null)
+data class SessionTurnEndedParams(val sessionId: String = "", val turn: Long = 0, val error: String? = null, val cancelled: Boolean = false)
+
+/** LONG-1: assistant text as it streams (display only; the complete message follows). */
+data class SessionDeltaParams(val sessionId: String = "", val turn: Long = 0, val messageIndex: Long = 0, val text: String = "")
+
+/** LONG-2: progress of a running MCP tool call. */
+data class SessionProgressParams(
+    val sessionId: String = "",
+    val turn: Long = 0,
+    val toolCallId: String = "",
+    val progress: Double = 0.0,
+    val total: Double? = null,
+    val message: String? = null,
+)
+
+/** LONG-3: Stop. */
+data class SessionCancelParams(val sessionId: String = "")
+
+data class SessionCancelResult(val sessionId: String = "", val cancelled: Boolean = false)
 
 data class SessionDestroyParams(val sessionId: String = "")
 
