@@ -140,9 +140,10 @@ pub(crate) struct Dialed {
 /// Dials, initializes and lists tools, all within `timeout`. On any failure everything started
 /// is torn down before returning (dropping a [`ServerProcess`] kills its tree). A remote server
 /// with stored sign-in credentials (in `credentials`) gets its access token (AUTH-3); one that
-/// answers 401 is [`DialError::NeedsAuth`] (AUTH-1). A stdio server's process group is recorded
-/// in the spawn registry in `run_dir` (REAP-1). The tasks it leaves running (a stdio server's
-/// supervisor, an sse stream's reader) run under `tasks`, which the manager's cleanup awaits.
+/// answers 401 fails with an error whose [`DialError::needs_auth`] is true (AUTH-1). A stdio
+/// server's process group is recorded in the spawn registry in `run_dir` (REAP-1). The tasks it
+/// leaves running (a stdio server's supervisor, an sse stream's reader) run under `tasks`, which
+/// the manager's cleanup awaits.
 pub(crate) async fn dial(
     transport: Transport,
     (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),

@@ -5,17 +5,17 @@
 //! bumps a version and publishes a full [`Snapshot`] on a `watch` channel. Each dial and each
 //! connection belongs to a *generation* of its server; an event of an older generation (a late
 //! dial result, a stale process exit) never touches the current one (LIFE-7).
+//!
+//! This file holds the public API and the shared state; `types` the public value types, `slot`
+//! the per-server slot and its transitions, `dial` dialing, reconnect and connection loss,
+//! `catalog` prompts and resources.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use futures::FutureExt;
-use futures::future::{BoxFuture, Shared};
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use serde::{Deserialize, Serialize};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
@@ -23,197 +23,27 @@ use tokio_util::task::TaskTracker;
 
 use crate::Error;
 use crate::auth;
-use crate::cache::{self, CacheFile, CacheKeyInput};
-use crate::config::{self, ConfigProblem, ServerEntry, Source};
-use crate::connection::{self, Connection, DialError, Dialed};
+use crate::cache;
+use crate::config::{self, ConfigProblem, ServerEntry};
 use crate::elicitation::{Elicitations, Elicitor};
 use crate::login::{self, UrlOpener};
-use crate::names;
-use crate::switches::{self, ToolSwitches};
+use crate::switches;
 
 mod catalog;
 pub use catalog::{Catalog, PromptArgumentSummary, PromptSummary, ResourceSummary};
+mod dial;
+mod slot;
+mod types;
 
-/// Default time for spawn/dial + `initialize` + the first tool list.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Default time for one tool call without progress (`toolTimeoutSec`, LONG-4).
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
+use slot::{Slot, State};
+use types::DialDone;
+pub use types::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TOOL_TIMEOUT, ManagerOptions, McpTool,
+    PendingDials, ReconnectPolicy, ServerSnapshot, Snapshot, Status, Timeouts, ToolSummary,
+};
+
 /// Snapshots a subscriber may fall behind before it sees `Lagged`.
 const SUBSCRIBER_BACKLOG: usize = 512;
-/// Default time a stdio server gets between SIGTERM and SIGKILL.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-
-/// Timeouts used when a server's config does not set its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    pub connect: Duration,
-    pub tool_call: Duration,
-    pub shutdown_grace: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            connect: DEFAULT_CONNECT_TIMEOUT,
-            tool_call: DEFAULT_TOOL_TIMEOUT,
-            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
-        }
-    }
-}
-
-/// How a dropped sse stream is re-dialed (LIFE-4): `initial_delay` doubling up to `max_delay`,
-/// at most `attempts` tries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReconnectPolicy {
-    pub initial_delay: Duration,
-    pub max_delay: Duration,
-    pub attempts: u32,
-}
-
-impl Default for ReconnectPolicy {
-    fn default() -> Self {
-        ReconnectPolicy {
-            initial_delay: Duration::from_secs(1),
-            max_delay: Duration::from_secs(30),
-            attempts: 5,
-        }
-    }
-}
-
-impl ReconnectPolicy {
-    /// The wait before attempt `n` (0-based).
-    pub fn delay(&self, n: u32) -> Duration {
-        let factor = 2u32.saturating_pow(n);
-        self.initial_delay
-            .saturating_mul(factor)
-            .min(self.max_delay)
-    }
-}
-
-/// What a manager is created from.
-#[derive(Debug, Clone, Default)]
-pub struct ManagerOptions {
-    /// The agent's working directory: project config, stdio servers' cwd, cache scope.
-    pub workdir: PathBuf,
-    /// Replaces the home directory (`~/.wave/...`); `None` = the user's home.
-    pub home: Option<PathBuf>,
-    /// Constructor-level `mcpServers` (highest precedence, CFG-2).
-    pub servers: Map<String, Value>,
-    pub timeouts: Timeouts,
-    pub reconnect: ReconnectPolicy,
-}
-
-/// A server's connection state (LIFE-1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Connected,
-    Connecting,
-    Reconnecting,
-    Error,
-    Disconnected,
-    /// A remote server answered HTTP 401: it needs a sign-in (AUTH-1).
-    #[serde(rename = "needs-auth")]
-    NeedsAuth,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Connected => "connected",
-            Status::Connecting => "connecting",
-            Status::Reconnecting => "reconnecting",
-            Status::Error => "error",
-            Status::Disconnected => "disconnected",
-            Status::NeedsAuth => "needs-auth",
-        }
-    }
-}
-
-/// A tool as shown in lists (live or from the cache).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSummary {
-    pub name: String,
-    pub full_name: String,
-    pub description: Option<String>,
-    /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1).
-    pub enabled: bool,
-}
-
-/// A callable tool of a live connection.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpTool {
-    pub server: String,
-    /// The server's own name for the tool.
-    pub name: String,
-    /// `mcp__<server>__<tool>`: the name declared to the model and used to route calls.
-    pub full_name: String,
-    pub description: Option<String>,
-    /// The input schema, cleaned for LLM APIs (TOOL-5).
-    pub input_schema: Arc<Map<String, Value>>,
-}
-
-/// One server as lists show it. Config values are as written, never expanded (SEC-1).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerSnapshot {
-    pub name: String,
-    pub source: Source,
-    pub config_path: Option<PathBuf>,
-    pub transport: String,
-    pub command: Option<String>,
-    pub args: Vec<String>,
-    pub url: Option<String>,
-    pub status: Status,
-    pub error: Option<String>,
-    pub tools: Vec<ToolSummary>,
-    /// The tools come from the snapshot cache, not from a live connection (CACHE-2).
-    pub tools_from_cache: bool,
-    pub last_connected_at: Option<DateTime<Utc>>,
-    /// The `instructions` of the live connection, kept while reconnecting (INS-1, INS-2).
-    pub instructions: Option<String>,
-    /// Identifies the live connection: a new connection (reconnect included) gets a new id.
-    pub connection_id: Option<u64>,
-    /// Sign-in credentials are stored for this remote server (AUTH-3).
-    pub signed_in: bool,
-    /// Prompts, resources and resource templates, live or cached (PRM-1, PRM-3).
-    pub catalog: Catalog,
-}
-
-/// Every server of a manager at one moment. `version` grows with every change.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Snapshot {
-    pub version: u64,
-    pub servers: Vec<ServerSnapshot>,
-}
-
-impl Snapshot {
-    /// The server named `name`, if it is configured.
-    pub fn server(&self, name: &str) -> Option<&ServerSnapshot> {
-        self.servers.iter().find(|s| s.name == name)
-    }
-}
-
-/// Dials started by [`McpManager::start_turn_dials`]; they run whether or not this is awaited.
-#[must_use = "await `settled` before building the turn's tool list"]
-pub struct PendingDials(Vec<DialDone>);
-
-impl PendingDials {
-    /// How many servers are being dialed.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Resolves when every one of them is connected or failed.
-    pub async fn settled(self) {
-        futures::future::join_all(self.0).await;
-    }
-}
-
-type DialDone = Shared<BoxFuture<'static, ()>>;
 
 /// Where a tool call goes ([`McpManager::route`]).
 enum Route {
@@ -264,55 +94,6 @@ struct SharedState {
     refreshing: watch::Sender<usize>,
     /// Who answers the servers' questions to the user (LONG-5).
     elicitations: Elicitations,
-}
-
-struct State {
-    slots: Vec<Slot>,
-    destroyed: bool,
-    version: u64,
-    cache: CacheFile,
-    /// Canonical URLs with stored credentials, as last read from the credential file.
-    signed_in: HashSet<String>,
-    /// The sign-in running for a server; a newer one cancels it.
-    logins: HashMap<String, CancellationToken>,
-}
-
-struct Slot {
-    entry: ServerEntry,
-    fingerprint: Option<String>,
-    /// The credential-file key of a remote server: its canonical URL, variables expanded.
-    credential_key: Option<String>,
-    status: Status,
-    error: Option<String>,
-    generation: u64,
-    /// Dialed at least once this session, by a turn or explicitly (LAZY-10).
-    dialed: bool,
-    /// Disconnected by the user; sticky until an explicit connect (LAZY-6).
-    user_disconnected: bool,
-    live: Option<Live>,
-    /// While `reconnecting`: the dropped connection's tools and instructions (TOOL-7, INS-2).
-    retained: Option<Retained>,
-    dial: Option<InFlight>,
-}
-
-struct Retained {
-    tools: Vec<McpTool>,
-    instructions: Option<String>,
-    connected_at: DateTime<Utc>,
-}
-
-struct Live {
-    connection: Arc<Connection>,
-    instructions: Option<String>,
-    tools: Vec<McpTool>,
-    connected_at: DateTime<Utc>,
-    /// Prompts and resources, once listed (PRM-1).
-    catalog: Option<Arc<Catalog>>,
-}
-
-struct InFlight {
-    cancel: CancellationToken,
-    done: DialDone,
 }
 
 impl McpManager {
@@ -936,190 +717,6 @@ impl McpManager {
     }
 }
 
-impl Slot {
-    fn new(entry: ServerEntry, workdir: &Path) -> Slot {
-        let fingerprint = entry.config.as_ref().ok().map(|c| {
-            cache::fingerprint(&CacheKeyInput {
-                name: &entry.name,
-                workdir,
-                transport: &c.transport_label(),
-                command: c.command.as_deref(),
-                args: &c.args,
-                url: c.url.as_deref(),
-                env: &c.env,
-                headers: &c.headers,
-            })
-        });
-        // An entry that cannot be read is an error from the start, with the file and field.
-        let (status, error) = match &entry.config {
-            Ok(_) => (Status::Disconnected, None),
-            Err(e) => (Status::Error, Some(e.clone())),
-        };
-        let credential_key = entry
-            .config
-            .as_ref()
-            .ok()
-            .filter(|c| c.transport_label() != "stdio")
-            .and_then(|c| c.url.as_deref())
-            .and_then(|url| config::expand(url, &|var| std::env::var(var).ok()).ok())
-            .and_then(|url| auth::canonical_url(&url).ok());
-        Slot {
-            entry,
-            fingerprint,
-            credential_key,
-            status,
-            error,
-            generation: 0,
-            dialed: false,
-            user_disconnected: false,
-            live: None,
-            retained: None,
-            dial: None,
-        }
-    }
-
-    /// The entry's `enabledTools` / `disabledTools` (every tool for an unreadable entry).
-    fn switches(&self) -> &ToolSwitches {
-        static ALL: ToolSwitches = ToolSwitches::All;
-        match &self.entry.config {
-            Ok(config) => &config.tool_switches,
-            Err(_) => &ALL,
-        }
-    }
-
-    fn current_tools(&self) -> &[McpTool] {
-        match (&self.live, &self.retained) {
-            (Some(live), _) => &live.tools,
-            (None, Some(retained)) => &retained.tools,
-            (None, None) => &[],
-        }
-    }
-
-    fn due_for_auto_dial(&self) -> bool {
-        !self.dialed
-            && !self.user_disconnected
-            && self.status == Status::Disconnected
-            && self.entry.config.is_ok()
-    }
-
-    /// Leaves the current generation behind: takes the connection and any dial in flight.
-    fn stop(&mut self, status: Status) -> (Option<Live>, Option<InFlight>) {
-        self.generation += 1;
-        self.status = status;
-        self.error = None;
-        self.retained = None;
-        let dial = self.dial.take();
-        if let Some(dial) = &dial {
-            dial.cancel.cancel();
-        }
-        (self.live.take(), dial)
-    }
-
-    fn snapshot(&self, cache: &CacheFile, signed_in: &HashSet<String>) -> ServerSnapshot {
-        let config = self.entry.config.as_ref().ok();
-        let cached = match (&self.live, &self.retained, &self.fingerprint) {
-            (None, None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
-            _ => None,
-        };
-        let current = self
-            .live
-            .as_ref()
-            .map(|l| (&l.tools, l.connected_at, &l.instructions))
-            .or_else(|| {
-                let r = self.retained.as_ref()?;
-                Some((&r.tools, r.connected_at, &r.instructions))
-            });
-        let (tools, last_connected_at) = match (current, cached) {
-            (Some((tools, connected_at, _)), _) => (
-                tools
-                    .iter()
-                    .map(|t| ToolSummary {
-                        name: t.name.clone(),
-                        full_name: t.full_name.clone(),
-                        description: t.description.clone(),
-                        enabled: self.switches().allows(&t.name),
-                    })
-                    .collect(),
-                Some(connected_at),
-            ),
-            (None, Some(entry)) => (
-                entry
-                    .tools
-                    .iter()
-                    .map(|t| ToolSummary {
-                        name: t.name.clone(),
-                        full_name: names::full_tool_name(&self.entry.name, &t.name),
-                        description: t.description.clone(),
-                        enabled: self.switches().allows(&t.name),
-                    })
-                    .collect(),
-                Some(entry.last_connected_at),
-            ),
-            (None, None) => (Vec::new(), None),
-        };
-        ServerSnapshot {
-            name: self.entry.name.clone(),
-            source: self.entry.source,
-            config_path: self.entry.config_path.clone(),
-            transport: config.map_or_else(|| "unknown".into(), |c| c.transport_label()),
-            command: config.and_then(|c| c.command.clone()),
-            args: config.map(|c| c.args.clone()).unwrap_or_default(),
-            url: config.and_then(|c| c.url.clone()),
-            status: self.status,
-            error: self.error.clone(),
-            tools,
-            tools_from_cache: current.is_none() && cached.is_some(),
-            last_connected_at,
-            instructions: current.and_then(|(_, _, text)| text.clone()),
-            connection_id: self.live.as_ref().map(|_| self.generation),
-            signed_in: self
-                .credential_key
-                .as_ref()
-                .is_some_and(|key| signed_in.contains(key)),
-            catalog: self.catalog_view(cache),
-        }
-    }
-}
-
-impl State {
-    fn index_of(&self, name: &str) -> Result<usize, Error> {
-        self.slots
-            .iter()
-            .position(|s| s.entry.name == name)
-            .ok_or_else(|| Error::UnknownServer(name.to_string()))
-    }
-
-    fn snapshot(&mut self) -> Snapshot {
-        self.version += 1;
-        Snapshot {
-            version: self.version,
-            servers: self
-                .slots
-                .iter()
-                .map(|s| s.snapshot(&self.cache, &self.signed_in))
-                .collect(),
-        }
-    }
-
-    /// `(server, fingerprint)` of every readable entry: what a cache writer keeps for this workdir.
-    fn configured(&self) -> Vec<(String, String)> {
-        self.slots
-            .iter()
-            .filter_map(|s| Some((s.entry.name.clone(), s.fingerprint.clone()?)))
-            .collect()
-    }
-
-    /// Full names in use by other servers' live tools.
-    fn names_taken_except(&self, server: &str) -> HashSet<String> {
-        self.slots
-            .iter()
-            .filter(|s| s.entry.name != server)
-            .filter_map(|s| s.live.as_ref())
-            .flat_map(|l| l.tools.iter().map(|t| t.full_name.clone()))
-            .collect()
-    }
-}
-
 impl SharedState {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -1131,52 +728,6 @@ impl SharedState {
         let _ = self.events.send(snapshot);
     }
 
-    /// Marks the slot `connecting` under a new generation and spawns its dial.
-    fn start_dial(self: &Arc<Self>, state: &mut State, index: usize) -> DialDone {
-        let slot = &mut state.slots[index];
-        slot.generation += 1;
-        slot.dialed = true;
-        slot.status = Status::Connecting;
-        slot.error = None;
-        self.start_task(state, index, run_dial)
-    }
-
-    /// Spawns a dial-like task for the slot's current generation and records it as in flight.
-    fn start_task<F, Fut>(self: &Arc<Self>, state: &mut State, index: usize, task: F) -> DialDone
-    where
-        F: FnOnce(Arc<SharedState>, ServerEntry, u64, CancellationToken) -> Fut,
-        Fut: std::future::Future<Output = ()> + Send + 'static,
-    {
-        let slot = &mut state.slots[index];
-        let cancel = self.root.child_token();
-        let handle = self.tasks.spawn(task(
-            self.clone(),
-            slot.entry.clone(),
-            slot.generation,
-            cancel.clone(),
-        ));
-        let done = async move {
-            let _ = handle.await;
-        }
-        .boxed()
-        .shared();
-        slot.dial = Some(InFlight {
-            cancel,
-            done: done.clone(),
-        });
-        done
-    }
-
-    /// The second half of a stop: close what [`Slot::stop`] took, outside the lock.
-    async fn finish_stopping(&self, live: Option<Live>, dial: Option<InFlight>) {
-        if let Some(live) = live {
-            live.connection.close(self.timeouts.shutdown_grace).await;
-        }
-        if let Some(dial) = dial {
-            dial.done.await;
-        }
-    }
-
     fn tool_timeout_for(&self, entry: &ServerEntry) -> Duration {
         entry
             .config
@@ -1184,28 +735,6 @@ impl SharedState {
             .ok()
             .and_then(|c| c.tool_timeout)
             .unwrap_or(self.timeouts.tool_call)
-    }
-
-    fn timeouts_for(&self, entry: &ServerEntry) -> Duration {
-        entry
-            .config
-            .as_ref()
-            .ok()
-            .and_then(|c| c.connect_timeout)
-            .unwrap_or(self.timeouts.connect)
-    }
-
-    /// Stores a fresh tool list for the current generation and records it in the cache.
-    fn install_tools(&self, state: &mut State, index: usize, tools: Vec<Tool>) {
-        let name = state.slots[index].entry.name.clone();
-        let mut taken = state.names_taken_except(&name);
-        let tools = to_mcp_tools(&name, tools, &mut taken);
-        let slot = &mut state.slots[index];
-        let Some(live) = slot.live.as_mut() else {
-            return;
-        };
-        live.tools = tools;
-        self.record_cache(state, index);
     }
 }
 
@@ -1217,137 +746,6 @@ fn absolute(path: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
-fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> Vec<McpTool> {
-    tools
-        .into_iter()
-        .map(|tool| {
-            let name = tool.name.to_string();
-            let mut full_name = names::full_tool_name(server, &name);
-            if !taken.insert(full_name.clone()) {
-                full_name = names::disambiguated_tool_name(server, &name);
-                taken.insert(full_name.clone());
-            }
-            McpTool {
-                server: server.to_string(),
-                full_name,
-                description: tool.description.map(|d| d.to_string()),
-                input_schema: Arc::new(names::clean_schema(&tool.input_schema)),
-                name,
-            }
-        })
-        .collect()
-}
-
-/// Resolves and dials one entry. `None` when cancelled: the dial future is dropped, which kills
-/// whatever it had spawned (LAZY-7).
-async fn dial_entry(
-    shared: &Arc<SharedState>,
-    entry: &ServerEntry,
-    generation: u64,
-    cancel: &CancellationToken,
-) -> Option<Result<Dialed, DialError>> {
-    let tools_changed = tools_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
-    let catalog_changed =
-        catalog::catalog_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
-    let env = |var: &str| std::env::var(var).ok();
-    let transport = match config::resolve(entry, &shared.workdir, &env) {
-        Ok(transport) => transport,
-        Err(reason) => return Some(Err(DialError::Config(reason))),
-    };
-    let timeout = shared.timeouts_for(entry);
-    let dial = connection::dial(
-        transport,
-        (tools_changed, catalog_changed),
-        shared.elicitations.hook(
-            &entry.name,
-            login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
-        ),
-        timeout,
-        &shared.credentials_path,
-        &shared.run_dir,
-        &shared.tasks,
-    );
-    tokio::select! {
-        _ = cancel.cancelled() => None,
-        result = dial => Some(result),
-    }
-}
-
-async fn run_dial(
-    shared: Arc<SharedState>,
-    entry: ServerEntry,
-    generation: u64,
-    cancel: CancellationToken,
-) {
-    match dial_entry(&shared, &entry, generation, &cancel).await {
-        None => {}
-        Some(Ok(dialed)) => install_connection(&shared, &entry.name, generation, dialed).await,
-        Some(Err(error)) => fail(&shared, &entry.name, generation, error),
-    }
-}
-
-/// Re-dials a dropped sse connection with exponential backoff (LIFE-4). A user disconnect or a
-/// destroy cancels it between or during attempts, and no attempt follows (LIFE-5).
-async fn run_reconnect(
-    shared: Arc<SharedState>,
-    entry: ServerEntry,
-    generation: u64,
-    cancel: CancellationToken,
-) {
-    let policy = shared.reconnect;
-    let mut last_reason = String::from("no attempt was made");
-    for attempt in 0..policy.attempts {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(policy.delay(attempt)) => {}
-        }
-        tracing::info!(server = %entry.name, attempt = attempt + 1, "reconnecting MCP server");
-        match dial_entry(&shared, &entry, generation, &cancel).await {
-            None => return,
-            Some(Ok(dialed)) => {
-                return install_connection(&shared, &entry.name, generation, dialed).await;
-            }
-            // A sign-in is needed: retrying cannot help (AUTH-1).
-            Some(Err(error)) if error.needs_auth() => {
-                return fail(&shared, &entry.name, generation, error);
-            }
-            Some(Err(error)) => last_reason = error.to_string(),
-        }
-    }
-    let error = DialError::ReconnectFailed {
-        attempts: policy.attempts,
-        last: last_reason,
-    };
-    fail(&shared, &entry.name, generation, error);
-}
-
-/// `error` (or `needs-auth`) with the reason, if `generation` is still the slot's.
-fn fail(shared: &SharedState, name: &str, generation: u64, error: DialError) {
-    let (status, reason) = match error.needs_auth() {
-        true => (
-            Status::NeedsAuth,
-            format!(
-                "{error}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"
-            ),
-        ),
-        false => (Status::Error, error.to_string()),
-    };
-    tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
-    let mut state = shared.lock();
-    let Ok(index) = state.index_of(name) else {
-        return;
-    };
-    if state.destroyed || state.slots[index].generation != generation {
-        return;
-    }
-    let slot = &mut state.slots[index];
-    slot.dial = None;
-    slot.retained = None;
-    slot.status = status;
-    slot.error = Some(reason);
-    shared.publish(&mut state);
-}
-
 /// The signed-in servers of the credential file; a file that cannot be read counts as none
 /// (a dial then reports it, naming the file).
 fn read_signed_in(path: &Path) -> HashSet<String> {
@@ -1355,69 +753,6 @@ fn read_signed_in(path: &Path) -> HashSet<String> {
         tracing::warn!("{e}");
         HashSet::new()
     })
-}
-
-async fn install_connection(
-    shared: &Arc<SharedState>,
-    name: &str,
-    generation: u64,
-    dialed: Dialed,
-) {
-    let Dialed {
-        connection,
-        instructions,
-        tools,
-        exited,
-        dropped,
-    } = dialed;
-    {
-        let mut state = shared.lock();
-        let index = state.index_of(name).ok();
-        let current = index.filter(|&i| state.slots[i].generation == generation);
-        if let (false, Some(index)) = (state.destroyed, current) {
-            let slot = &mut state.slots[index];
-            slot.dial = None;
-            slot.retained = None;
-            slot.status = Status::Connected;
-            slot.error = None;
-            slot.live = Some(Live {
-                connection: connection.clone(),
-                instructions,
-                tools: Vec::new(),
-                connected_at: Utc::now(),
-                catalog: None,
-            });
-            shared.install_tools(&mut state, index, tools);
-            shared.publish(&mut state);
-            catalog::start_refresh(shared, name, generation);
-            tracing::info!(server = %name, "MCP server connected");
-            let stderr = connection.stderr().cloned();
-            if let Some(exited) = exited {
-                let reason = exited.map(move |exit| {
-                    let exit = exit.ok()?.to_string();
-                    Some(match &stderr {
-                        Some(stderr) => connection::with_stderr(exit, stderr),
-                        None => exit,
-                    })
-                });
-                let lost = Lost::Exited;
-                shared
-                    .tasks
-                    .spawn(watch_loss(shared, name, generation, lost, reason.boxed()));
-            }
-            if let Some(dropped) = dropped {
-                let reason = dropped.map(Result::ok).boxed();
-                let lost = Lost::Dropped;
-                shared
-                    .tasks
-                    .spawn(watch_loss(shared, name, generation, lost, reason));
-            }
-            return;
-        }
-    }
-    // Destroyed or superseded while dialing: close the result at once (LAZY-7, LIFE-7).
-    tracing::debug!(server = %name, "closing a connection that arrived after its dial was abandoned");
-    connection.close(shared.timeouts.shutdown_grace).await;
 }
 
 /// Forgets a finished sign-in, unless a newer one has replaced it.
@@ -1434,126 +769,4 @@ impl Drop for LoginGuard<'_> {
             self.shared.lock().logins.remove(self.name);
         }
     }
-}
-
-/// How a live connection was lost without anyone asking.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Lost {
-    /// A stdio server's process ended: `error` (LIFE-3).
-    Exited,
-    /// An sse stream ended: `reconnecting`, tools and instructions kept (LIFE-4, TOOL-7).
-    Dropped,
-}
-
-/// Waits for `signal` (a reason, or `None` for a teardown we asked for) and applies the loss if
-/// it still concerns the current generation (LIFE-7).
-fn watch_loss(
-    shared: &Arc<SharedState>,
-    name: &str,
-    generation: u64,
-    lost: Lost,
-    signal: BoxFuture<'static, Option<String>>,
-) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let shared = Arc::downgrade(shared);
-    let name = name.to_string();
-    async move {
-        let Some(reason) = signal.await else {
-            return;
-        };
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        let live = {
-            let mut state = shared.lock();
-            let Ok(index) = state.index_of(&name) else {
-                return;
-            };
-            if state.destroyed || state.slots[index].generation != generation {
-                // LIFE-7: an older connection's exit or close changes nothing.
-                tracing::debug!(server = %name, generation, "ignoring the loss of an older connection: {reason}");
-                return;
-            }
-            let Some(live) = state.slots[index].live.take() else {
-                return;
-            };
-            tracing::warn!(server = %name, "MCP server connection lost: {reason}");
-            let slot = &mut state.slots[index];
-            slot.generation += 1;
-            match lost {
-                Lost::Exited => {
-                    slot.status = Status::Error;
-                    slot.error = Some(reason);
-                }
-                Lost::Dropped => {
-                    slot.status = Status::Reconnecting;
-                    slot.error = None;
-                    slot.retained = Some(Retained {
-                        tools: live.tools.clone(),
-                        instructions: live.instructions.clone(),
-                        connected_at: live.connected_at,
-                    });
-                    let _reconnect = shared.start_task(&mut state, index, run_reconnect);
-                }
-            }
-            shared.publish(&mut state);
-            live
-        };
-        live.connection.close(shared.timeouts.shutdown_grace).await;
-    }
-}
-
-/// Ends one counted refresh, however its task ends.
-struct RefreshGuard(Arc<SharedState>);
-
-impl Drop for RefreshGuard {
-    fn drop(&mut self) {
-        self.0
-            .refreshing
-            .send_modify(|running| *running = running.saturating_sub(1));
-    }
-}
-
-/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5). The refresh is a
-/// task of the manager's tracker, so `cleanup` awaits it like every other task.
-fn tools_changed_hook(
-    shared: Weak<SharedState>,
-    name: String,
-    generation: u64,
-) -> connection::ToolsChanged {
-    Arc::new(move || {
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        let name = name.clone();
-        let tasks = shared.tasks.clone();
-        // Counted from the notification on, so the next model request waits for it (BUD-6).
-        shared.refreshing.send_modify(|running| *running += 1);
-        let refreshing = RefreshGuard(shared.clone());
-        tasks.spawn(async move {
-            let _refreshing = refreshing;
-            let peer = {
-                let state = shared.lock();
-                let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);
-                match slot.filter(|s| s.generation == generation) {
-                    Some(slot) => slot.live.as_ref().map(|l| l.connection.peer.clone()),
-                    None => None,
-                }
-            };
-            let Some(peer) = peer else {
-                return;
-            };
-            let Ok(tools) = peer.list_all_tools().await else {
-                return;
-            };
-            let mut state = shared.lock();
-            let Ok(index) = state.index_of(&name) else {
-                return;
-            };
-            if state.slots[index].generation != generation {
-                return;
-            }
-            shared.install_tools(&mut state, index, tools);
-            shared.publish(&mut state);
-        });
-    })
 }

@@ -1,0 +1,401 @@
+//! Dialing a slot and what follows: the dial and reconnect tasks, failure, installing a connection,
+//! watching for its loss, and refreshing its tools on `tools/list_changed`.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use chrono::Utc;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use rmcp::model::Tool;
+use tokio_util::sync::CancellationToken;
+
+use super::slot::{InFlight, Live, Retained, State};
+use super::types::DialDone;
+use super::{McpTool, SharedState, Status, catalog};
+use crate::config::{self, ServerEntry};
+use crate::connection::{self, DialError, Dialed};
+use crate::login;
+use crate::names;
+
+impl SharedState {
+    /// Marks the slot `connecting` under a new generation and spawns its dial.
+    pub(super) fn start_dial(self: &Arc<Self>, state: &mut State, index: usize) -> DialDone {
+        let slot = &mut state.slots[index];
+        slot.generation += 1;
+        slot.dialed = true;
+        slot.status = Status::Connecting;
+        slot.error = None;
+        self.start_task(state, index, run_dial)
+    }
+
+    /// Spawns a dial-like task for the slot's current generation and records it as in flight.
+    pub(super) fn start_task<F, Fut>(
+        self: &Arc<Self>,
+        state: &mut State,
+        index: usize,
+        task: F,
+    ) -> DialDone
+    where
+        F: FnOnce(Arc<SharedState>, ServerEntry, u64, CancellationToken) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let slot = &mut state.slots[index];
+        let cancel = self.root.child_token();
+        let handle = self.tasks.spawn(task(
+            self.clone(),
+            slot.entry.clone(),
+            slot.generation,
+            cancel.clone(),
+        ));
+        let done = async move {
+            let _ = handle.await;
+        }
+        .boxed()
+        .shared();
+        slot.dial = Some(InFlight {
+            cancel,
+            done: done.clone(),
+        });
+        done
+    }
+
+    fn timeouts_for(&self, entry: &ServerEntry) -> Duration {
+        entry
+            .config
+            .as_ref()
+            .ok()
+            .and_then(|c| c.connect_timeout)
+            .unwrap_or(self.timeouts.connect)
+    }
+
+    /// Stores a fresh tool list for the current generation and records it in the cache.
+    pub(super) fn install_tools(&self, state: &mut State, index: usize, tools: Vec<Tool>) {
+        let name = state.slots[index].entry.name.clone();
+        let mut taken = state.names_taken_except(&name);
+        let tools = to_mcp_tools(&name, tools, &mut taken);
+        let slot = &mut state.slots[index];
+        let Some(live) = slot.live.as_mut() else {
+            return;
+        };
+        live.tools = tools;
+        self.record_cache(state, index);
+    }
+}
+
+fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> Vec<McpTool> {
+    tools
+        .into_iter()
+        .map(|tool| {
+            let name = tool.name.to_string();
+            let mut full_name = names::full_tool_name(server, &name);
+            if !taken.insert(full_name.clone()) {
+                full_name = names::disambiguated_tool_name(server, &name);
+                taken.insert(full_name.clone());
+            }
+            McpTool {
+                server: server.to_string(),
+                full_name,
+                description: tool.description.map(|d| d.to_string()),
+                input_schema: Arc::new(names::clean_schema(&tool.input_schema)),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// Resolves and dials one entry. `None` when cancelled: the dial future is dropped, which kills
+/// whatever it had spawned (LAZY-7).
+async fn dial_entry(
+    shared: &Arc<SharedState>,
+    entry: &ServerEntry,
+    generation: u64,
+    cancel: &CancellationToken,
+) -> Option<Result<Dialed, DialError>> {
+    let tools_changed = tools_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
+    let catalog_changed =
+        catalog::catalog_changed_hook(Arc::downgrade(shared), entry.name.clone(), generation);
+    let env = |var: &str| std::env::var(var).ok();
+    let transport = match config::resolve(entry, &shared.workdir, &env) {
+        Ok(transport) => transport,
+        Err(reason) => return Some(Err(DialError::Config(reason))),
+    };
+    let timeout = shared.timeouts_for(entry);
+    let dial = connection::dial(
+        transport,
+        (tools_changed, catalog_changed),
+        shared.elicitations.hook(
+            &entry.name,
+            login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
+        ),
+        timeout,
+        &shared.credentials_path,
+        &shared.run_dir,
+        &shared.tasks,
+    );
+    tokio::select! {
+        _ = cancel.cancelled() => None,
+        result = dial => Some(result),
+    }
+}
+
+async fn run_dial(
+    shared: Arc<SharedState>,
+    entry: ServerEntry,
+    generation: u64,
+    cancel: CancellationToken,
+) {
+    match dial_entry(&shared, &entry, generation, &cancel).await {
+        None => {}
+        Some(Ok(dialed)) => install_connection(&shared, &entry.name, generation, dialed).await,
+        Some(Err(error)) => fail(&shared, &entry.name, generation, error),
+    }
+}
+
+/// Re-dials a dropped sse connection with exponential backoff (LIFE-4). A user disconnect or a
+/// destroy cancels it between or during attempts, and no attempt follows (LIFE-5).
+async fn run_reconnect(
+    shared: Arc<SharedState>,
+    entry: ServerEntry,
+    generation: u64,
+    cancel: CancellationToken,
+) {
+    let policy = shared.reconnect;
+    let mut last_reason = String::from("no attempt was made");
+    for attempt in 0..policy.attempts {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(policy.delay(attempt)) => {}
+        }
+        tracing::info!(server = %entry.name, attempt = attempt + 1, "reconnecting MCP server");
+        match dial_entry(&shared, &entry, generation, &cancel).await {
+            None => return,
+            Some(Ok(dialed)) => {
+                return install_connection(&shared, &entry.name, generation, dialed).await;
+            }
+            // A sign-in is needed: retrying cannot help (AUTH-1).
+            Some(Err(error)) if error.needs_auth() => {
+                return fail(&shared, &entry.name, generation, error);
+            }
+            Some(Err(error)) => last_reason = error.to_string(),
+        }
+    }
+    let error = DialError::ReconnectFailed {
+        attempts: policy.attempts,
+        last: last_reason,
+    };
+    fail(&shared, &entry.name, generation, error);
+}
+
+/// `error` (or `needs-auth`) with the reason, if `generation` is still the slot's.
+fn fail(shared: &SharedState, name: &str, generation: u64, error: DialError) {
+    let (status, reason) = match error.needs_auth() {
+        true => (
+            Status::NeedsAuth,
+            format!(
+                "{error}; sign in with `wave-mcp login {name}` or \"Sign in\" on the settings page"
+            ),
+        ),
+        false => (Status::Error, error.to_string()),
+    };
+    tracing::warn!(server = %name, "MCP server failed to connect: {reason}");
+    let mut state = shared.lock();
+    let Ok(index) = state.index_of(name) else {
+        return;
+    };
+    if state.destroyed || state.slots[index].generation != generation {
+        return;
+    }
+    let slot = &mut state.slots[index];
+    slot.dial = None;
+    slot.retained = None;
+    slot.status = status;
+    slot.error = Some(reason);
+    shared.publish(&mut state);
+}
+
+async fn install_connection(
+    shared: &Arc<SharedState>,
+    name: &str,
+    generation: u64,
+    dialed: Dialed,
+) {
+    let Dialed {
+        connection,
+        instructions,
+        tools,
+        exited,
+        dropped,
+    } = dialed;
+    {
+        let mut state = shared.lock();
+        let index = state.index_of(name).ok();
+        let current = index.filter(|&i| state.slots[i].generation == generation);
+        if let (false, Some(index)) = (state.destroyed, current) {
+            let slot = &mut state.slots[index];
+            slot.dial = None;
+            slot.retained = None;
+            slot.status = Status::Connected;
+            slot.error = None;
+            slot.live = Some(Live {
+                connection: connection.clone(),
+                instructions,
+                tools: Vec::new(),
+                connected_at: Utc::now(),
+                catalog: None,
+            });
+            shared.install_tools(&mut state, index, tools);
+            shared.publish(&mut state);
+            catalog::start_refresh(shared, name, generation);
+            tracing::info!(server = %name, "MCP server connected");
+            let stderr = connection.stderr().cloned();
+            if let Some(exited) = exited {
+                let reason = exited.map(move |exit| {
+                    let exit = exit.ok()?.to_string();
+                    Some(match &stderr {
+                        Some(stderr) => connection::with_stderr(exit, stderr),
+                        None => exit,
+                    })
+                });
+                let lost = Lost::Exited;
+                shared
+                    .tasks
+                    .spawn(watch_loss(shared, name, generation, lost, reason.boxed()));
+            }
+            if let Some(dropped) = dropped {
+                let reason = dropped.map(Result::ok).boxed();
+                let lost = Lost::Dropped;
+                shared
+                    .tasks
+                    .spawn(watch_loss(shared, name, generation, lost, reason));
+            }
+            return;
+        }
+    }
+    // Destroyed or superseded while dialing: close the result at once (LAZY-7, LIFE-7).
+    tracing::debug!(server = %name, "closing a connection that arrived after its dial was abandoned");
+    connection.close(shared.timeouts.shutdown_grace).await;
+}
+
+/// How a live connection was lost without anyone asking.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// A stdio server's process ended: `error` (LIFE-3).
+    Exited,
+    /// An sse stream ended: `reconnecting`, tools and instructions kept (LIFE-4, TOOL-7).
+    Dropped,
+}
+
+/// Waits for `signal` (a reason, or `None` for a teardown we asked for) and applies the loss if
+/// it still concerns the current generation (LIFE-7).
+fn watch_loss(
+    shared: &Arc<SharedState>,
+    name: &str,
+    generation: u64,
+    lost: Lost,
+    signal: BoxFuture<'static, Option<String>>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let shared = Arc::downgrade(shared);
+    let name = name.to_string();
+    async move {
+        let Some(reason) = signal.await else {
+            return;
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let live = {
+            let mut state = shared.lock();
+            let Ok(index) = state.index_of(&name) else {
+                return;
+            };
+            if state.destroyed || state.slots[index].generation != generation {
+                // LIFE-7: an older connection's exit or close changes nothing.
+                tracing::debug!(server = %name, generation, "ignoring the loss of an older connection: {reason}");
+                return;
+            }
+            let Some(live) = state.slots[index].live.take() else {
+                return;
+            };
+            tracing::warn!(server = %name, "MCP server connection lost: {reason}");
+            let slot = &mut state.slots[index];
+            slot.generation += 1;
+            match lost {
+                Lost::Exited => {
+                    slot.status = Status::Error;
+                    slot.error = Some(reason);
+                }
+                Lost::Dropped => {
+                    slot.status = Status::Reconnecting;
+                    slot.error = None;
+                    slot.retained = Some(Retained {
+                        tools: live.tools.clone(),
+                        instructions: live.instructions.clone(),
+                        connected_at: live.connected_at,
+                    });
+                    let _reconnect = shared.start_task(&mut state, index, run_reconnect);
+                }
+            }
+            shared.publish(&mut state);
+            live
+        };
+        live.connection.close(shared.timeouts.shutdown_grace).await;
+    }
+}
+
+/// Ends one counted refresh, however its task ends.
+struct RefreshGuard(Arc<SharedState>);
+
+impl Drop for RefreshGuard {
+    fn drop(&mut self) {
+        self.0
+            .refreshing
+            .send_modify(|running| *running = running.saturating_sub(1));
+    }
+}
+
+/// Refreshes a server's tools when it announces `tools/list_changed` (CACHE-5). The refresh is a
+/// task of the manager's tracker, so `cleanup` awaits it like every other task.
+fn tools_changed_hook(
+    shared: Weak<SharedState>,
+    name: String,
+    generation: u64,
+) -> connection::ToolsChanged {
+    Arc::new(move || {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let name = name.clone();
+        let tasks = shared.tasks.clone();
+        // Counted from the notification on, so the next model request waits for it (BUD-6).
+        shared.refreshing.send_modify(|running| *running += 1);
+        let refreshing = RefreshGuard(shared.clone());
+        tasks.spawn(async move {
+            let _refreshing = refreshing;
+            let peer = {
+                let state = shared.lock();
+                let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);
+                match slot.filter(|s| s.generation == generation) {
+                    Some(slot) => slot.live.as_ref().map(|l| l.connection.peer.clone()),
+                    None => None,
+                }
+            };
+            let Some(peer) = peer else {
+                return;
+            };
+            let Ok(tools) = peer.list_all_tools().await else {
+                return;
+            };
+            let mut state = shared.lock();
+            let Ok(index) = state.index_of(&name) else {
+                return;
+            };
+            if state.slots[index].generation != generation {
+                return;
+            }
+            shared.install_tools(&mut state, index, tools);
+            shared.publish(&mut state);
+        });
+    })
+}

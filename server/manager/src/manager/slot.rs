@@ -1,0 +1,268 @@
+//! One configured server's slot: its status, generation, live connection, retained tools and dial
+//! in flight, the transitions between them (stop, auto-dial due) and how a slot reads as a snapshot.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use tokio_util::sync::CancellationToken;
+
+use super::types::DialDone;
+use super::{Catalog, McpTool, ServerSnapshot, SharedState, Snapshot, Status, ToolSummary};
+use crate::Error;
+use crate::auth;
+use crate::cache::{self, CacheFile, CacheKeyInput};
+use crate::config::{self, ServerEntry};
+use crate::connection::Connection;
+use crate::names;
+use crate::switches::ToolSwitches;
+
+pub(super) struct State {
+    pub(super) slots: Vec<Slot>,
+    pub(super) destroyed: bool,
+    pub(super) version: u64,
+    pub(super) cache: CacheFile,
+    /// Canonical URLs with stored credentials, as last read from the credential file.
+    pub(super) signed_in: HashSet<String>,
+    /// The sign-in running for a server; a newer one cancels it.
+    pub(super) logins: HashMap<String, CancellationToken>,
+}
+
+pub(super) struct Slot {
+    pub(super) entry: ServerEntry,
+    pub(super) fingerprint: Option<String>,
+    /// The credential-file key of a remote server: its canonical URL, variables expanded.
+    pub(super) credential_key: Option<String>,
+    pub(super) status: Status,
+    pub(super) error: Option<String>,
+    pub(super) generation: u64,
+    /// Dialed at least once this session, by a turn or explicitly (LAZY-10).
+    pub(super) dialed: bool,
+    /// Disconnected by the user; sticky until an explicit connect (LAZY-6).
+    pub(super) user_disconnected: bool,
+    pub(super) live: Option<Live>,
+    /// While `reconnecting`: the dropped connection's tools and instructions (TOOL-7, INS-2).
+    pub(super) retained: Option<Retained>,
+    pub(super) dial: Option<InFlight>,
+}
+
+pub(super) struct Retained {
+    pub(super) tools: Vec<McpTool>,
+    pub(super) instructions: Option<String>,
+    pub(super) connected_at: DateTime<Utc>,
+}
+
+pub(super) struct Live {
+    pub(super) connection: Arc<Connection>,
+    pub(super) instructions: Option<String>,
+    pub(super) tools: Vec<McpTool>,
+    pub(super) connected_at: DateTime<Utc>,
+    /// Prompts and resources, once listed (PRM-1).
+    pub(super) catalog: Option<Arc<Catalog>>,
+}
+
+pub(super) struct InFlight {
+    pub(super) cancel: CancellationToken,
+    pub(super) done: DialDone,
+}
+
+impl Slot {
+    pub(super) fn new(entry: ServerEntry, workdir: &Path) -> Slot {
+        let fingerprint = entry.config.as_ref().ok().map(|c| {
+            cache::fingerprint(&CacheKeyInput {
+                name: &entry.name,
+                workdir,
+                transport: &c.transport_label(),
+                command: c.command.as_deref(),
+                args: &c.args,
+                url: c.url.as_deref(),
+                env: &c.env,
+                headers: &c.headers,
+            })
+        });
+        // An entry that cannot be read is an error from the start, with the file and field.
+        let (status, error) = match &entry.config {
+            Ok(_) => (Status::Disconnected, None),
+            Err(e) => (Status::Error, Some(e.clone())),
+        };
+        let credential_key = entry
+            .config
+            .as_ref()
+            .ok()
+            .filter(|c| c.transport_label() != "stdio")
+            .and_then(|c| c.url.as_deref())
+            .and_then(|url| config::expand(url, &|var| std::env::var(var).ok()).ok())
+            .and_then(|url| auth::canonical_url(&url).ok());
+        Slot {
+            entry,
+            fingerprint,
+            credential_key,
+            status,
+            error,
+            generation: 0,
+            dialed: false,
+            user_disconnected: false,
+            live: None,
+            retained: None,
+            dial: None,
+        }
+    }
+
+    /// The entry's `enabledTools` / `disabledTools` (every tool for an unreadable entry).
+    pub(super) fn switches(&self) -> &ToolSwitches {
+        static ALL: ToolSwitches = ToolSwitches::All;
+        match &self.entry.config {
+            Ok(config) => &config.tool_switches,
+            Err(_) => &ALL,
+        }
+    }
+
+    pub(super) fn current_tools(&self) -> &[McpTool] {
+        match (&self.live, &self.retained) {
+            (Some(live), _) => &live.tools,
+            (None, Some(retained)) => &retained.tools,
+            (None, None) => &[],
+        }
+    }
+
+    pub(super) fn due_for_auto_dial(&self) -> bool {
+        !self.dialed
+            && !self.user_disconnected
+            && self.status == Status::Disconnected
+            && self.entry.config.is_ok()
+    }
+
+    /// Leaves the current generation behind: takes the connection and any dial in flight.
+    pub(super) fn stop(&mut self, status: Status) -> (Option<Live>, Option<InFlight>) {
+        self.generation += 1;
+        self.status = status;
+        self.error = None;
+        self.retained = None;
+        let dial = self.dial.take();
+        if let Some(dial) = &dial {
+            dial.cancel.cancel();
+        }
+        (self.live.take(), dial)
+    }
+
+    pub(super) fn snapshot(
+        &self,
+        cache: &CacheFile,
+        signed_in: &HashSet<String>,
+    ) -> ServerSnapshot {
+        let config = self.entry.config.as_ref().ok();
+        let cached = match (&self.live, &self.retained, &self.fingerprint) {
+            (None, None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
+            _ => None,
+        };
+        let current = self
+            .live
+            .as_ref()
+            .map(|l| (&l.tools, l.connected_at, &l.instructions))
+            .or_else(|| {
+                let r = self.retained.as_ref()?;
+                Some((&r.tools, r.connected_at, &r.instructions))
+            });
+        let (tools, last_connected_at) = match (current, cached) {
+            (Some((tools, connected_at, _)), _) => (
+                tools
+                    .iter()
+                    .map(|t| ToolSummary {
+                        name: t.name.clone(),
+                        full_name: t.full_name.clone(),
+                        description: t.description.clone(),
+                        enabled: self.switches().allows(&t.name),
+                    })
+                    .collect(),
+                Some(connected_at),
+            ),
+            (None, Some(entry)) => (
+                entry
+                    .tools
+                    .iter()
+                    .map(|t| ToolSummary {
+                        name: t.name.clone(),
+                        full_name: names::full_tool_name(&self.entry.name, &t.name),
+                        description: t.description.clone(),
+                        enabled: self.switches().allows(&t.name),
+                    })
+                    .collect(),
+                Some(entry.last_connected_at),
+            ),
+            (None, None) => (Vec::new(), None),
+        };
+        ServerSnapshot {
+            name: self.entry.name.clone(),
+            source: self.entry.source,
+            config_path: self.entry.config_path.clone(),
+            transport: config.map_or_else(|| "unknown".into(), |c| c.transport_label()),
+            command: config.and_then(|c| c.command.clone()),
+            args: config.map(|c| c.args.clone()).unwrap_or_default(),
+            url: config.and_then(|c| c.url.clone()),
+            status: self.status,
+            error: self.error.clone(),
+            tools,
+            tools_from_cache: current.is_none() && cached.is_some(),
+            last_connected_at,
+            instructions: current.and_then(|(_, _, text)| text.clone()),
+            connection_id: self.live.as_ref().map(|_| self.generation),
+            signed_in: self
+                .credential_key
+                .as_ref()
+                .is_some_and(|key| signed_in.contains(key)),
+            catalog: self.catalog_view(cache),
+        }
+    }
+}
+
+impl State {
+    pub(super) fn index_of(&self, name: &str) -> Result<usize, Error> {
+        self.slots
+            .iter()
+            .position(|s| s.entry.name == name)
+            .ok_or_else(|| Error::UnknownServer(name.to_string()))
+    }
+
+    pub(super) fn snapshot(&mut self) -> Snapshot {
+        self.version += 1;
+        Snapshot {
+            version: self.version,
+            servers: self
+                .slots
+                .iter()
+                .map(|s| s.snapshot(&self.cache, &self.signed_in))
+                .collect(),
+        }
+    }
+
+    /// `(server, fingerprint)` of every readable entry: what a cache writer keeps for this workdir.
+    pub(super) fn configured(&self) -> Vec<(String, String)> {
+        self.slots
+            .iter()
+            .filter_map(|s| Some((s.entry.name.clone(), s.fingerprint.clone()?)))
+            .collect()
+    }
+
+    /// Full names in use by other servers' live tools.
+    pub(super) fn names_taken_except(&self, server: &str) -> HashSet<String> {
+        self.slots
+            .iter()
+            .filter(|s| s.entry.name != server)
+            .filter_map(|s| s.live.as_ref())
+            .flat_map(|l| l.tools.iter().map(|t| t.full_name.clone()))
+            .collect()
+    }
+}
+
+impl SharedState {
+    /// The second half of a stop: close what [`Slot::stop`] took, outside the lock.
+    pub(super) async fn finish_stopping(&self, live: Option<Live>, dial: Option<InFlight>) {
+        if let Some(live) = live {
+            live.connection.close(self.timeouts.shutdown_grace).await;
+        }
+        if let Some(dial) = dial {
+            dial.done.await;
+        }
+    }
+}

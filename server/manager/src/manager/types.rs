@@ -1,0 +1,193 @@
+//! The manager's public value types: options and timeouts, server status, tools and snapshots,
+//! and the handle of a turn's pending dials.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures::future::{BoxFuture, Shared};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::Catalog;
+use crate::config::Source;
+
+/// Default time for spawn/dial + `initialize` + the first tool list.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time for one tool call without progress (`toolTimeoutSec`, LONG-4).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default time a stdio server gets between SIGTERM and SIGKILL.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Timeouts used when a server's config does not set its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub tool_call: Duration,
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: DEFAULT_CONNECT_TIMEOUT,
+            tool_call: DEFAULT_TOOL_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// How a dropped sse stream is re-dialed (LIFE-4): `initial_delay` doubling up to `max_delay`,
+/// at most `attempts` tries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    pub initial_delay: Duration,
+    pub max_delay: Duration,
+    pub attempts: u32,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            initial_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            attempts: 5,
+        }
+    }
+}
+
+impl ReconnectPolicy {
+    /// The wait before attempt `n` (0-based).
+    pub fn delay(&self, n: u32) -> Duration {
+        let factor = 2u32.saturating_pow(n);
+        self.initial_delay
+            .saturating_mul(factor)
+            .min(self.max_delay)
+    }
+}
+
+/// What a manager is created from.
+#[derive(Debug, Clone, Default)]
+pub struct ManagerOptions {
+    /// The agent's working directory: project config, stdio servers' cwd, cache scope.
+    pub workdir: PathBuf,
+    /// Replaces the home directory (`~/.wave/...`); `None` = the user's home.
+    pub home: Option<PathBuf>,
+    /// Constructor-level `mcpServers` (highest precedence, CFG-2).
+    pub servers: Map<String, Value>,
+    pub timeouts: Timeouts,
+    pub reconnect: ReconnectPolicy,
+}
+
+/// A server's connection state (LIFE-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Connected,
+    Connecting,
+    Reconnecting,
+    Error,
+    Disconnected,
+    /// A remote server answered HTTP 401: it needs a sign-in (AUTH-1).
+    #[serde(rename = "needs-auth")]
+    NeedsAuth,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Connected => "connected",
+            Status::Connecting => "connecting",
+            Status::Reconnecting => "reconnecting",
+            Status::Error => "error",
+            Status::Disconnected => "disconnected",
+            Status::NeedsAuth => "needs-auth",
+        }
+    }
+}
+
+/// A tool as shown in lists (live or from the cache).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSummary {
+    pub name: String,
+    pub full_name: String,
+    pub description: Option<String>,
+    /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1).
+    pub enabled: bool,
+}
+
+/// A callable tool of a live connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    pub server: String,
+    /// The server's own name for the tool.
+    pub name: String,
+    /// `mcp__<server>__<tool>`: the name declared to the model and used to route calls.
+    pub full_name: String,
+    pub description: Option<String>,
+    /// The input schema, cleaned for LLM APIs (TOOL-5).
+    pub input_schema: Arc<Map<String, Value>>,
+}
+
+/// One server as lists show it. Config values are as written, never expanded (SEC-1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSnapshot {
+    pub name: String,
+    pub source: Source,
+    pub config_path: Option<PathBuf>,
+    pub transport: String,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub url: Option<String>,
+    pub status: Status,
+    pub error: Option<String>,
+    pub tools: Vec<ToolSummary>,
+    /// The tools come from the snapshot cache, not from a live connection (CACHE-2).
+    pub tools_from_cache: bool,
+    pub last_connected_at: Option<DateTime<Utc>>,
+    /// The `instructions` of the live connection, kept while reconnecting (INS-1, INS-2).
+    pub instructions: Option<String>,
+    /// Identifies the live connection: a new connection (reconnect included) gets a new id.
+    pub connection_id: Option<u64>,
+    /// Sign-in credentials are stored for this remote server (AUTH-3).
+    pub signed_in: bool,
+    /// Prompts, resources and resource templates, live or cached (PRM-1, PRM-3).
+    pub catalog: Catalog,
+}
+
+/// Every server of a manager at one moment. `version` grows with every change.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    pub version: u64,
+    pub servers: Vec<ServerSnapshot>,
+}
+
+impl Snapshot {
+    /// The server named `name`, if it is configured.
+    pub fn server(&self, name: &str) -> Option<&ServerSnapshot> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+/// Dials started by [`McpManager::start_turn_dials`](super::McpManager::start_turn_dials); they run whether or not this is awaited.
+#[must_use = "await `settled` before building the turn's tool list"]
+pub struct PendingDials(pub(super) Vec<DialDone>);
+
+impl PendingDials {
+    /// How many servers are being dialed.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Resolves when every one of them is connected or failed.
+    pub async fn settled(self) {
+        futures::future::join_all(self.0).await;
+    }
+}
+
+pub(super) type DialDone = Shared<BoxFuture<'static, ()>>;
