@@ -11,6 +11,7 @@ mod files;
 mod login;
 mod manager;
 pub mod names;
+mod notice;
 mod process;
 pub mod registry;
 mod render;
