@@ -155,6 +155,25 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     await shot("03-connected");
   });
 
+  test("BUD-2: a tool's switch edits only alpha's entry in .mcp.json, back byte for byte; alpha stays connected", async () => {
+    const frame = await settingsFrame();
+    const alpha = row(frame, "alpha");
+    const original = fs.readFileSync(projectFile, "utf8");
+    const [pid] = readPids(sb, "alpha");
+    await alpha.locator("details.tool-list summary").click();
+    await alpha.locator('input[data-key="tool-alpha-add"]').click();
+    await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool disabled", "add off");
+    const argsLine = original.split("\n").find((l) => l.includes('"args": ["--name", "alpha"'));
+    assert.equal(fs.readFileSync(projectFile, "utf8"), original.replace(argsLine, `${argsLine},\n      "disabledTools": ["add"]`));
+    assert.equal(await alpha.getAttribute("data-status"), "connected");
+    assert.ok(pidAlive(pid), "alpha kept its process");
+    await shot("03b-tool-switch-off");
+    await alpha.locator('input[data-key="tool-alpha-add"]').click();
+    await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool enabled", "add on");
+    assert.equal(fs.readFileSync(projectFile, "utf8"), original, "switched on again: the file as it was");
+    assert.ok(pidAlive(pid));
+  });
+
   test("UI-4: Disconnect → Disconnected, the process ends, tools stay visible as cached", async () => {
     const frame = await settingsFrame();
     const alpha = row(frame, "alpha");

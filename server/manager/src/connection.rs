@@ -24,6 +24,7 @@ use crate::elicitation::ElicitationHook;
 pub(crate) use crate::error::DialError;
 use crate::headers::header_map;
 use crate::live::ProgressRoutes;
+use crate::notice::NoticeReader;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
 use crate::sse;
 
@@ -174,11 +175,15 @@ pub(crate) async fn dial(
             let mut process = spawned.process;
             let stderr = process.stderr().clone();
             let exited = process.take_exit_signal();
-            let started = tokio::time::timeout(
-                timeout,
-                finish_dial(client, (spawned.stdout, spawned.stdin)),
-            )
-            .await;
+            // BUD-6: `tools/list_changed` is seen in the byte stream, before any result that
+            // follows it; rmcp's own (later) callback is not needed for stdio.
+            let stdout = NoticeReader::new(spawned.stdout, client.tools_changed.clone());
+            let client = Client {
+                tools_changed: Arc::new(|| {}),
+                ..client
+            };
+            let started =
+                tokio::time::timeout(timeout, finish_dial(client, (stdout, spawned.stdin))).await;
             let started = match started {
                 Ok(Ok(started)) => started,
                 Ok(Err(e)) => return Err(failed(e, process).await),

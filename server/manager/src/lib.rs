@@ -14,6 +14,7 @@ pub mod live;
 mod login;
 mod manager;
 pub mod names;
+mod notice;
 mod process;
 pub mod registry;
 mod render;

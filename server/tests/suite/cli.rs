@@ -299,7 +299,11 @@ fn cli_demo_walkthrough_as_a_new_user() {
     );
     assert_eq!(tools[1]["description"], "Echo the given text back.");
     for tool in tools {
-        assert_eq!(keys(tool), ["name", "fullName", "description"], "{tool}");
+        assert_eq!(
+            keys(tool),
+            ["name", "fullName", "description", "enabled"],
+            "{tool}"
+        );
     }
 
     let h = server_json(&list, "demo-http");

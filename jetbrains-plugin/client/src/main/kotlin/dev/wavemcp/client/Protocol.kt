@@ -42,6 +42,8 @@ data class McpToolView(
     val name: String = "",
     val fullName: String = "",
     val description: String? = null,
+    /** Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1). */
+    val enabled: Boolean = true,
 )
 
 data class McpServerView(
@@ -81,6 +83,15 @@ data class SessionParams(val sessionId: String? = null)
 data class ServerParams(val name: String = "", val sessionId: String? = null)
 
 data class DeleteParams(val name: String = "", val source: McpSource? = null, val sessionId: String? = null)
+
+/** Params of `wave/mcp/setToolEnabled` (BUD-2). */
+data class SetToolEnabledParams(
+    val name: String = "",
+    val source: McpSource? = null,
+    val tool: String = "",
+    val enabled: Boolean = true,
+    val sessionId: String? = null,
+)
 
 /** Params of the sidecar's `wave/mcp/openUrl` request (AUTH-2). */
 data class OpenUrlParams(val sessionId: String = "", val name: String = "", val url: String = "", val purpose: OpenUrlPurpose? = null)
