@@ -8,29 +8,34 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use wave_mcp_protocol::{Direction, MESSAGES, METHODS};
 
 use super::{env_count, initialize, spawn_logged};
 use crate::suite::lsp_client::*;
 use crate::suite::support::*;
 
-const WAVE_METHODS: &[&str] = &[
-    "wave/mcp/servers",
-    "wave/mcp/connect",
-    "wave/mcp/disconnect",
-    "wave/mcp/delete",
-    "wave/mcp/configPaths",
-    "wave/session/create",
-    "wave/session/send",
-    "wave/session/history",
-    "wave/session/destroy",
-];
+/// Every request a client may send: the protocol crate's declared messages (client to server),
+/// so a message added there is fuzzed without touching this file.
+fn wave_methods() -> Vec<&'static str> {
+    MESSAGES
+        .iter()
+        .filter(|m| m.direction == Direction::ClientToServer)
+        .map(|m| m.method)
+        .collect()
+}
+
+/// What the sidecar sends: a client sending it back is a mistake the sidecar must survive.
+fn sidecar_methods() -> Vec<&'static str> {
+    MESSAGES
+        .iter()
+        .filter(|m| m.direction == Direction::ServerToClient)
+        .map(|m| m.method)
+        .collect()
+}
 
 /// Methods a client may send by mistake: server-to-client notifications, LSP methods the sidecar
 /// does not implement, nonsense.
 const OTHER_METHODS: &[&str] = &[
-    "wave/mcp/serversChanged",
-    "wave/session/message",
-    "wave/session/turnEnded",
     "wave/mcp/nope",
     "wave/",
     "textDocument/hover",
@@ -76,6 +81,12 @@ const KEYS: &[&str] = &[
     "args",
     "url",
     "type",
+    "tool",
+    "enabled",
+    "turn",
+    "action",
+    "content",
+    "opened",
 ];
 
 fn random_value(rng: &mut Rng, depth: usize) -> Value {
@@ -165,13 +176,40 @@ async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answeri
     initialize(&sidecar, &sandbox).await;
     sidecar.ok("wave/mcp/connect", json!({ "name": "b" })).await;
 
+    let wave = wave_methods();
+    let pushed = sidecar_methods();
+    assert_eq!(
+        wave.len() + pushed.len(),
+        METHODS.len(),
+        "every declared method is fuzzed"
+    );
     let mut sent = 0;
+    let mut answers = 0;
     for burst in 0..env_count("WAVE_FAULTS_PROTOCOL_BURSTS", 30) {
         let mut waiting = Vec::new();
         for _ in 0..20 {
             sent += 1;
+            // A reply to a request the sidecar never sent (a stale `wave/session/elicit` or
+            // `wave/mcp/openUrl` answer): a result of any shape or an error, never answered.
+            if rng.chance(10) {
+                answers += 1;
+                let mut reply = json!({ "jsonrpc": "2.0", "id": random_id(&mut rng, sent) });
+                match rng.below(3) {
+                    0 => {
+                        reply["error"] =
+                            json!({ "code": -32603, "message": random_string(&mut rng) })
+                    }
+                    1 => reply["error"] = random_value(&mut rng, 2),
+                    _ => reply["result"] = random_value(&mut rng, 3),
+                }
+                sidecar
+                    .write_raw(&serde_json::to_vec(&reply).unwrap())
+                    .await;
+                continue;
+            }
             let method = match rng.below(10) {
-                0..=5 => *rng.pick(WAVE_METHODS),
+                0..=5 => *rng.pick(&wave),
+                6 => *rng.pick(&pushed),
                 _ => *rng.pick(OTHER_METHODS),
             };
             let mut message = json!({ "jsonrpc": "2.0", "method": method });
@@ -222,7 +260,10 @@ async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answeri
     }
     let repeated: Vec<_> = replies.iter().filter(|&(_, &n)| n > 1).collect();
     assert!(repeated.is_empty(), "ids answered twice: {repeated:?}");
-    eprintln!("protocol fuzz: {sent} messages from seed {seed}");
+    eprintln!(
+        "protocol fuzz: {sent} messages ({answers} stray replies) over {} methods from seed {seed}",
+        wave.len() + pushed.len() + OTHER_METHODS.len()
+    );
     sidecar.stop().await;
     assert_no_panic(&log);
     sandbox.assert_no_process_left().await;
@@ -262,7 +303,7 @@ async fn protocol_fuzz_requests_before_initialize_are_refused() {
     sandbox.write_project(json!({ "a": sandbox.server(&[]) }));
     let log = sandbox.path("sidecar.log");
     let sidecar = spawn_logged(&sandbox, &log, "info", &[]);
-    for (n, method) in WAVE_METHODS.iter().enumerate() {
+    for (n, method) in wave_methods().iter().enumerate() {
         sidecar.notify(method, random_value(&mut rng, 2)).await;
         let id = random_id(&mut rng, n);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method,
