@@ -3,14 +3,13 @@
 //! panics, and no process is left.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use wave_mcp_protocol::{Direction, MESSAGES, METHODS};
 
-use super::{env_count, initialize, spawn_logged};
+use super::{assert_no_panic, env_count, initialize, spawn_logged};
 use crate::suite::lsp_client::*;
 use crate::suite::support::*;
 
@@ -145,18 +144,6 @@ async fn reply_to(sidecar: &Sidecar, id: &Value, what: &str) -> Value {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-fn assert_no_panic(log: &Path) {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    assert!(
-        !text.contains("panicked"),
-        "the sidecar panicked:\n{}",
-        text.lines()
-            .filter(|l| l.contains("panic"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
 }
 
 // Protocol fuzz: 600 seeded random JSON-RPC messages — every wave method, server-to-client and
