@@ -532,3 +532,167 @@ async fn protocol_fuzz_broken_frames_never_crash_and_leave_no_process() {
         wrong.join("\n")
     );
 }
+
+/// A client's answer to a sidecar request (`wave/session/elicit`, `wave/mcp/openUrl`): an error
+/// or a result of any shape, and the elicitation action the server should get for it.
+fn random_answer(rng: &mut Rng, form: bool) -> (Option<Value>, Option<Value>, &'static str) {
+    let error = |code: i64, message: &str| json!({ "code": code, "message": message });
+    match rng.below(12) {
+        0 => (None, Some(error(-32603, "the page went away")), "decline"),
+        1 => (None, Some(error(-32800, &random_string(rng))), "decline"),
+        2 => (Some(Value::Null), None, "decline"),
+        3 => (Some(json!(42)), None, "decline"),
+        4 => (Some(json!("accept")), None, "decline"),
+        5 => (Some(json!({ "action": "nope" })), None, "decline"),
+        6 => (Some(json!({ "action": "decline" })), None, "decline"),
+        7 => (Some(json!({ "action": "cancel" })), None, "cancel"),
+        // A form answer that does not fit the schema is declined (the page should have checked).
+        8 if form => (
+            Some(json!({ "action": "accept", "content": { "answer": 5 } })),
+            None,
+            "decline",
+        ),
+        9 if form => (Some(json!({ "action": "accept" })), None, "decline"),
+        10 => (
+            Some(json!({ "action": "accept", "content": { "answer": random_string(rng) } })),
+            None,
+            "accept",
+        ),
+        _ => (
+            Some(json!({ "action": "accept", "content": { "answer": "ok" } })),
+            None,
+            "accept",
+        ),
+    }
+}
+
+// Protocol fuzz, the client's answers to the sidecar's own requests: a test server's tool asks
+// the user (MCP elicitation, form and URL mode) in seeded rounds, and the client answers
+// `wave/session/elicit` — and, after an accepted URL, `wave/mcp/openUrl` — with errors, results
+// of the wrong type or shape, answers that do not fit the form, stray answers to ids the sidecar
+// never used and second answers to the same id. An answer the sidecar cannot use counts as
+// `decline` (docs/protocol.md), the server gets exactly that, every turn ends without error,
+// the sidecar never panics and keeps answering, and no process is left after shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protocol_fuzz_malformed_answers_to_elicit_and_open_url_are_declined() {
+    let seed = faults_seed();
+    let mut rng = Rng::new(seed);
+    let rounds = env_count("WAVE_FAULTS_PROTOCOL_BURSTS", 30);
+    let modes: Vec<&str> = (0..rounds).map(|_| *rng.pick(&["form", "url"])).collect();
+    let mut script = Vec::new();
+    for mode in &modes {
+        script.push(wave_mcp_testkit::call(
+            "mcp__q__ask",
+            json!({ "mode": mode }),
+        ));
+        script.push(wave_mcp_testkit::say("asked"));
+    }
+    let model = wave_mcp_testkit::FakeModel::start(script).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "q": sandbox.server(&["--tools", "echo,ask"]) }));
+    let log = sandbox.path("sidecar.log");
+    let mut sidecar = spawn_logged(&sandbox, &log, "info", &[("BROWSER", "true")]);
+    sidecar
+        .initialize(json!({ "initializationOptions": {
+            "home": sandbox.home, "workdir": sandbox.workdir,
+            "model": { "baseUrl": model.base_url, "model": "fake" },
+        }}))
+        .await
+        .expect("initialize");
+
+    let mut open_urls = 0;
+    for (round, mode) in modes.iter().enumerate() {
+        let what = format!("round {round} ({mode}, seed {seed})");
+        let since = sidecar.received();
+        let accepted = sidecar
+            .ok(
+                "wave/session/send",
+                json!({ "sessionId": "default", "text": format!("ask {round}") }),
+            )
+            .await;
+        let turn = accepted["turn"].as_u64().unwrap();
+        let request = sidecar.wait_request(since, "wave/session/elicit").await;
+        assert_eq!(request["params"]["mode"], *mode, "{what}: {request}");
+        if rng.chance(30) {
+            let stray = json!({ "jsonrpc": "2.0", "id": 900_000 + round, "result": { "action": "accept" } });
+            sidecar
+                .write_raw(&serde_json::to_vec(&stray).unwrap())
+                .await;
+        }
+        let (result, error, want) = random_answer(&mut rng, *mode == "form");
+        let mut reply = json!({ "jsonrpc": "2.0", "id": request["id"] });
+        match (result, error) {
+            (_, Some(error)) => reply["error"] = error,
+            (Some(result), None) => reply["result"] = result,
+            (None, None) => unreachable!(),
+        }
+        sidecar
+            .write_raw(&serde_json::to_vec(&reply).unwrap())
+            .await;
+        if rng.chance(30) {
+            // A second answer to the same request: it is no longer pending.
+            let again =
+                json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "action": "cancel" } });
+            sidecar
+                .write_raw(&serde_json::to_vec(&again).unwrap())
+                .await;
+        }
+        if *mode == "url" && want == "accept" {
+            // The sidecar asks the client to open the accepted URL; whatever the client says, the
+            // server has its `accept` (the sidecar opens the URL itself when the client did not).
+            let open = sidecar.wait_request(since, "wave/mcp/openUrl").await;
+            open_urls += 1;
+            assert_eq!(open["params"]["purpose"], "elicitation", "{what}: {open}");
+            let (result, error, _) = random_answer(&mut rng, false);
+            let answer = match rng.below(3) {
+                0 => Some(json!({ "opened": true })),
+                1 => Some(json!({ "opened": "yes" })),
+                _ => result,
+            };
+            let mut reply = json!({ "jsonrpc": "2.0", "id": open["id"] });
+            match (answer, error) {
+                (_, Some(error)) => reply["error"] = error,
+                (Some(result), None) => reply["result"] = result,
+                (None, None) => unreachable!(),
+            }
+            sidecar
+                .write_raw(&serde_json::to_vec(&reply).unwrap())
+                .await;
+        }
+        let ended = sidecar
+            .wait_notification(since, "wave/session/turnEnded", |p| p["turn"] == turn)
+            .await;
+        assert!(ended.get("error").is_none(), "{what}: {ended}");
+        let tool = sidecar
+            .messages_since(since)
+            .into_iter()
+            .find(|m| {
+                m["method"] == "wave/session/message"
+                    && m["params"]["turn"] == turn
+                    && m["params"]["message"]["role"] == "tool"
+            })
+            .unwrap_or_else(|| panic!("{what}: no tool result"));
+        let text = tool["params"]["message"]["content"]
+            .as_str()
+            .unwrap_or_default();
+        let answer: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("{what}: the server's reply {text:?}: {e}"));
+        assert_eq!(
+            answer["action"], want,
+            "{what}: sent {reply}, server got {answer}"
+        );
+        assert!(sidecar.running(), "{what}: the sidecar died");
+    }
+    let snapshot = sidecar.ok("wave/mcp/servers", json!({})).await;
+    assert_eq!(
+        status_of(&snapshot, "q").as_deref(),
+        Some("connected"),
+        "{snapshot}"
+    );
+    eprintln!(
+        "protocol fuzz: {rounds} elicitations answered ({open_urls} openUrl) from seed {seed}"
+    );
+    sidecar.stop().await;
+    assert_no_panic(&log);
+    sandbox.assert_no_process_left().await;
+}
