@@ -12,7 +12,7 @@ if [ -n "${WAVE_UPDATE_GENERATED:-}" ]; then
   exit 1
 fi
 # A fault run with zero rounds would pass without testing anything (the suite rejects 0 too).
-for var in WAVE_FAULTS_SEQUENCES WAVE_FAULTS_MUTATIONS WAVE_FAULTS_PROTOCOL_BURSTS; do
+for var in WAVE_FAULTS_SEQUENCES WAVE_FAULTS_MUTATIONS WAVE_FAULTS_PROTOCOL_BURSTS WAVE_FAULTS_LOAD_SESSIONS WAVE_FAULTS_LOAD_TURNS; do
   if [ "${!var:-1}" = 0 ]; then
     echo "error: $var=0 would run no fault rounds" >&2
     exit 1

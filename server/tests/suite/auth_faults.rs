@@ -848,3 +848,152 @@ async fn auth8_failed_second_sign_in_keeps_the_existing_sign_in() {
     assert_eq!(dial_status(&sandbox, "alpha").await, Status::Connected);
     peer.stop().await;
 }
+
+/// The loopback port and the `state` of an authorization URL.
+fn callback_of(url: &str) -> (u16, String) {
+    let marker = "redirect_uri=http%3A%2F%2F127.0.0.1%3A";
+    let tail = &url[url.find(marker).expect("a loopback redirect_uri") + marker.len()..];
+    let port: u16 = tail[..tail.find('%').unwrap()].parse().unwrap();
+    // As it stands in the URL (percent-encoded): the callback server decodes it back.
+    let query = &url[url.find('?').expect("a query") + 1..];
+    let state = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("state="))
+        .expect("a state")
+        .to_string();
+    (port, state)
+}
+
+/// Random bytes, printable or not, ending like an HTTP head.
+fn garbage(rng: &mut Rng) -> Vec<u8> {
+    let len = 1 + rng.below(400);
+    let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+    if rng.chance(50) {
+        bytes.extend_from_slice(b"\r\n\r\n");
+    }
+    bytes
+}
+
+/// Sends `request` to the callback server and reads what comes back (bounded).
+async fn probe(port: u16, request: &[u8]) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+        stream.write_all(request).await?;
+        stream.shutdown().await?;
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        Ok::<Vec<u8>, std::io::Error>(answer)
+    };
+    tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .expect("the callback server answers or closes each connection")
+        .unwrap_or_default()
+}
+
+/// AUTH-8 (callback fuzz): seeded rounds of sign-in whose "browser" sends the loopback callback
+/// random bytes and then a malformed `/callback` instead of the authorization server's redirect:
+/// no query, no `state`, a wrong or broken `state`, the right `state` without a code or with a
+/// made-up one, an `error` with a random description, duplicated parameters, a huge query. Each
+/// sign-in fails with an error naming the server and its cause, no panic, the server stays
+/// `needs-auth`, and the credential file is byte-for-byte what it was.
+#[tokio::test]
+async fn auth8_callback_fuzz_malformed_callbacks_fail_cleanly_and_keep_credentials() {
+    let sandbox = Sandbox::new();
+    let Some(peer) = OAuthPeer::start(&sandbox, &[]) else {
+        return;
+    };
+    configure(&sandbox, &peer);
+    login(&sandbox, "beta", &[]);
+    let before = std::fs::read(credentials_file(&sandbox)).unwrap();
+    let seed = faults_seed();
+    let mut rng = Rng::new(seed);
+    // (label, builds the request target from the right state, the cause the error names)
+    type Case = (&'static str, fn(&str, &mut Rng) -> String, &'static str);
+    let cases: Vec<Case> = vec![
+        ("no query", |_, _| "/callback".into(), "wrong `state`"),
+        (
+            "no state",
+            |_, _| "/callback?code=abc".into(),
+            "wrong `state`",
+        ),
+        (
+            "wrong state",
+            |_, rng| format!("/callback?code=abc&state=s{}", rng.next_u64()),
+            "wrong `state`",
+        ),
+        (
+            "broken percent-encoding",
+            |_, _| "/callback?code=%ZZ&state=%E0%A4%A".into(),
+            "wrong `state`",
+        ),
+        (
+            "state twice",
+            |state, _| format!("/callback?state=forged&state={state}&code=abc"),
+            "wrong `state`",
+        ),
+        (
+            "no code",
+            |state, _| format!("/callback?state={state}"),
+            "no authorization code",
+        ),
+        (
+            "made-up code",
+            |state, rng| format!("/callback?state={state}&code=made-up-{}", rng.next_u64()),
+            "token endpoint",
+        ),
+        (
+            "error with a random description",
+            |state, rng| {
+                let junk: String = (0..rng.below(60))
+                    .map(|_| char::from(b'a' + rng.below(26) as u8))
+                    .collect();
+                format!("/callback?error=server_error&error_description={junk}&state={state}")
+            },
+            "server_error",
+        ),
+        (
+            "huge query",
+            |state, _| format!("/callback?state={state}&code={}", "c".repeat(6000)),
+            "token endpoint",
+        ),
+    ];
+    for (label, target, cause) in cases {
+        let probes: Vec<Vec<u8>> = (0..1 + rng.below(4)).map(|_| garbage(&mut rng)).collect();
+        let salt = rng.next_u64();
+        let opener: wave_mcp_manager::UrlOpener = Arc::new(move |url: String| {
+            let probes = probes.clone();
+            Box::pin(async move {
+                let (port, state) = callback_of(&url);
+                for bytes in probes {
+                    probe(port, &bytes).await;
+                }
+                let mut rng = Rng::new(salt);
+                let request = format!(
+                    "GET {} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n",
+                    target(&state, &mut rng)
+                );
+                probe(port, request.as_bytes()).await;
+                true
+            })
+        });
+        let manager = McpManager::new(sandbox.options(Value::Null));
+        let outcome = manager
+            .login("alpha", opener, Duration::from_secs(20))
+            .await;
+        let what = format!("{label} (seed {seed})");
+        let error = outcome.expect_err(&what).to_string();
+        assert!(
+            error.contains("sign-in to MCP server \"alpha\" failed"),
+            "{what}: {error}"
+        );
+        assert!(error.contains(cause), "{what}: cause {cause:?}: {error}");
+        assert!(!error.to_lowercase().contains("panic"), "{what}: {error}");
+        assert_ne!(status(&manager, "alpha"), Status::Connected, "{what}");
+        manager.cleanup().await;
+        let after = std::fs::read(credentials_file(&sandbox)).unwrap();
+        assert!(before == after, "{what}: the credential file changed");
+        eprintln!("callback fuzz: {label}: {error}");
+    }
+    peer.stop().await;
+}

@@ -68,6 +68,11 @@ const SET_TOOLS: &str = "set_tools";
 /// named in `--tools`, like [`SET_TOOLS`].
 const PROGRESS_TOOL: &str = "progress";
 
+/// The tool that asks the user through MCP elicitation (form or URL mode) and answers with the
+/// client's reply (the fault suite's answers to `wave/session/elicit` and `wave/mcp/openUrl`).
+/// Only exposed when named in `--tools`, like [`SET_TOOLS`].
+const ASK_TOOL: &str = "ask";
+
 /// Every tool this server exposes by default; `--tools` may also name [`SET_TOOLS`].
 const ALL_TOOLS: &[&str] = &[
     "echo",
@@ -242,6 +247,12 @@ struct SetToolsArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct AskArgs {
+    /// `form` (one string field `answer`) or `url` (a page to visit).
+    mode: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct SlowArgs {
     /// How long to sleep, in milliseconds.
     ms: u64,
@@ -295,6 +306,37 @@ impl TestServer {
     fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
         // f64's Display prints integral values without a fractional part ("3", not "3.0").
         (a + b).to_string()
+    }
+
+    #[tool(
+        description = "Ask the user (MCP elicitation, form or URL mode) and answer with what the client said, or with the error."
+    )]
+    async fn ask(
+        &self,
+        Parameters(AskArgs { mode }): Parameters<AskArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        let params = match mode.as_str() {
+            "url" => {
+                json!({ "mode": "url", "message": "Visit the page", "url": "https://example.invalid/ask", "elicitationId": "ask-1" })
+            }
+            _ => json!({ "mode": "form", "message": "Your answer?", "requestedSchema": {
+                "type": "object", "properties": { "answer": { "type": "string" } }, "required": ["answer"],
+            }}),
+        };
+        let params: rmcp::model::ElicitRequestParams = match serde_json::from_value(params) {
+            Ok(params) => params,
+            Err(e) => return format!("bad elicitation: {e}"),
+        };
+        let request =
+            rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+        match context.peer.send_request(request).await {
+            Ok(rmcp::model::ClientResult::ElicitResult(result)) => {
+                serde_json::to_string(&result).unwrap_or_default()
+            }
+            Ok(other) => format!("unexpected answer: {other:?}"),
+            Err(e) => format!("no answer: {e}"),
+        }
     }
 
     #[tool(description = "Sleep for `ms` milliseconds, then answer.")]
@@ -661,7 +703,7 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         .map(str::trim)
         .filter(|name| !name.is_empty())
     {
-        if !ALL_TOOLS.contains(&name) && name != SET_TOOLS && name != PROGRESS_TOOL {
+        if !ALL_TOOLS.contains(&name) && ![SET_TOOLS, PROGRESS_TOOL, ASK_TOOL].contains(&name) {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",
                 ALL_TOOLS.join(", ")

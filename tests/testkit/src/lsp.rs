@@ -198,6 +198,21 @@ impl Sidecar {
         log.iter().map(|arrival| arrival.message.clone()).collect()
     }
 
+    /// The messages received from position `since` on, in arrival order (a cursor that a
+    /// caller advances, so a long log is not copied again and again).
+    pub fn messages_since(&self, since: usize) -> Vec<Value> {
+        let log = self.shared.log.lock().unwrap();
+        log[since.min(log.len())..]
+            .iter()
+            .map(|arrival| arrival.message.clone())
+            .collect()
+    }
+
+    /// The sidecar's process id (`None` once it was reaped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Every message received so far with its arrival time and size, in arrival order.
     pub fn arrivals(&self) -> Vec<Arrival> {
         self.shared.log.lock().unwrap().clone()

@@ -4,7 +4,8 @@
 //! `WAVE_FAULTS_SEED=<n>` replays a run and `WAVE_FAULTS_SEQUENCES=<n>` changes how many
 //! lifecycle sequences run.
 //!
-//! One file per theme: [`lifecycle`], [`config`] (config and cache files), [`protocol`] (the
+//! One file per theme: [`lifecycle`], [`config`] (config and cache files), [`load`] (100
+//! sessions × 3 servers with streamed turns, CHAT-2), [`protocol`] (the
 //! sidecar's JSON-RPC) and [`secrets`]; the helpers they share are here. Test paths keep the
 //! `suite::faults::` prefix that `scripts/test-all.sh` selects the fault group by.
 
@@ -18,6 +19,7 @@ use crate::suite::support::*;
 
 mod config;
 mod lifecycle;
+mod load;
 mod protocol;
 mod secrets;
 
@@ -62,4 +64,17 @@ async fn initialize(sidecar: &Sidecar, sandbox: &Sandbox) {
         }}))
         .await
         .expect("initialize");
+}
+
+/// Fails naming the panic lines when the sidecar's log `log` shows a panic.
+fn assert_no_panic(log: &Path) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    assert!(
+        !text.contains("panicked"),
+        "the sidecar panicked:\n{}",
+        text.lines()
+            .filter(|l| l.contains("panic"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }

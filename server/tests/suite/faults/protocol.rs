@@ -3,34 +3,38 @@
 //! panics, and no process is left.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use wave_mcp_protocol::{Direction, MESSAGES, METHODS};
 
-use super::{env_count, initialize, spawn_logged};
+use super::{assert_no_panic, env_count, initialize, spawn_logged};
 use crate::suite::lsp_client::*;
 use crate::suite::support::*;
 
-const WAVE_METHODS: &[&str] = &[
-    "wave/mcp/servers",
-    "wave/mcp/connect",
-    "wave/mcp/disconnect",
-    "wave/mcp/delete",
-    "wave/mcp/configPaths",
-    "wave/session/create",
-    "wave/session/send",
-    "wave/session/history",
-    "wave/session/destroy",
-];
+/// Every request a client may send: the protocol crate's declared messages (client to server),
+/// so a message added there is fuzzed without touching this file.
+fn wave_methods() -> Vec<&'static str> {
+    MESSAGES
+        .iter()
+        .filter(|m| m.direction == Direction::ClientToServer)
+        .map(|m| m.method)
+        .collect()
+}
+
+/// What the sidecar sends: a client sending it back is a mistake the sidecar must survive.
+fn sidecar_methods() -> Vec<&'static str> {
+    MESSAGES
+        .iter()
+        .filter(|m| m.direction == Direction::ServerToClient)
+        .map(|m| m.method)
+        .collect()
+}
 
 /// Methods a client may send by mistake: server-to-client notifications, LSP methods the sidecar
 /// does not implement, nonsense.
 const OTHER_METHODS: &[&str] = &[
-    "wave/mcp/serversChanged",
-    "wave/session/message",
-    "wave/session/turnEnded",
     "wave/mcp/nope",
     "wave/",
     "textDocument/hover",
@@ -76,6 +80,12 @@ const KEYS: &[&str] = &[
     "args",
     "url",
     "type",
+    "tool",
+    "enabled",
+    "turn",
+    "action",
+    "content",
+    "opened",
 ];
 
 fn random_value(rng: &mut Rng, depth: usize) -> Value {
@@ -136,18 +146,6 @@ async fn reply_to(sidecar: &Sidecar, id: &Value, what: &str) -> Value {
     }
 }
 
-fn assert_no_panic(log: &Path) {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    assert!(
-        !text.contains("panicked"),
-        "the sidecar panicked:\n{}",
-        text.lines()
-            .filter(|l| l.contains("panic"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-}
-
 // Protocol fuzz: 600 seeded random JSON-RPC messages — every wave method, server-to-client and
 // unknown methods, notifications sent with ids, requests without params, random params of every
 // JSON type (huge strings, deep objects, numbers at the i64 edges), ids across the whole i64
@@ -165,13 +163,40 @@ async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answeri
     initialize(&sidecar, &sandbox).await;
     sidecar.ok("wave/mcp/connect", json!({ "name": "b" })).await;
 
+    let wave = wave_methods();
+    let pushed = sidecar_methods();
+    assert_eq!(
+        wave.len() + pushed.len(),
+        METHODS.len(),
+        "every declared method is fuzzed"
+    );
     let mut sent = 0;
+    let mut answers = 0;
     for burst in 0..env_count("WAVE_FAULTS_PROTOCOL_BURSTS", 30) {
         let mut waiting = Vec::new();
         for _ in 0..20 {
             sent += 1;
+            // A reply to a request the sidecar never sent (a stale `wave/session/elicit` or
+            // `wave/mcp/openUrl` answer): a result of any shape or an error, never answered.
+            if rng.chance(10) {
+                answers += 1;
+                let mut reply = json!({ "jsonrpc": "2.0", "id": random_id(&mut rng, sent) });
+                match rng.below(3) {
+                    0 => {
+                        reply["error"] =
+                            json!({ "code": -32603, "message": random_string(&mut rng) })
+                    }
+                    1 => reply["error"] = random_value(&mut rng, 2),
+                    _ => reply["result"] = random_value(&mut rng, 3),
+                }
+                sidecar
+                    .write_raw(&serde_json::to_vec(&reply).unwrap())
+                    .await;
+                continue;
+            }
             let method = match rng.below(10) {
-                0..=5 => *rng.pick(WAVE_METHODS),
+                0..=5 => *rng.pick(&wave),
+                6 => *rng.pick(&pushed),
                 _ => *rng.pick(OTHER_METHODS),
             };
             let mut message = json!({ "jsonrpc": "2.0", "method": method });
@@ -222,7 +247,10 @@ async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answeri
     }
     let repeated: Vec<_> = replies.iter().filter(|&(_, &n)| n > 1).collect();
     assert!(repeated.is_empty(), "ids answered twice: {repeated:?}");
-    eprintln!("protocol fuzz: {sent} messages from seed {seed}");
+    eprintln!(
+        "protocol fuzz: {sent} messages ({answers} stray replies) over {} methods from seed {seed}",
+        wave.len() + pushed.len() + OTHER_METHODS.len()
+    );
     sidecar.stop().await;
     assert_no_panic(&log);
     sandbox.assert_no_process_left().await;
@@ -262,7 +290,7 @@ async fn protocol_fuzz_requests_before_initialize_are_refused() {
     sandbox.write_project(json!({ "a": sandbox.server(&[]) }));
     let log = sandbox.path("sidecar.log");
     let sidecar = spawn_logged(&sandbox, &log, "info", &[]);
-    for (n, method) in WAVE_METHODS.iter().enumerate() {
+    for (n, method) in wave_methods().iter().enumerate() {
         sidecar.notify(method, random_value(&mut rng, 2)).await;
         let id = random_id(&mut rng, n);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method,
@@ -503,4 +531,168 @@ async fn protocol_fuzz_broken_frames_never_crash_and_leave_no_process() {
         "unexpected outcomes:\n{}",
         wrong.join("\n")
     );
+}
+
+/// A client's answer to a sidecar request (`wave/session/elicit`, `wave/mcp/openUrl`): an error
+/// or a result of any shape, and the elicitation action the server should get for it.
+fn random_answer(rng: &mut Rng, form: bool) -> (Option<Value>, Option<Value>, &'static str) {
+    let error = |code: i64, message: &str| json!({ "code": code, "message": message });
+    match rng.below(12) {
+        0 => (None, Some(error(-32603, "the page went away")), "decline"),
+        1 => (None, Some(error(-32800, &random_string(rng))), "decline"),
+        2 => (Some(Value::Null), None, "decline"),
+        3 => (Some(json!(42)), None, "decline"),
+        4 => (Some(json!("accept")), None, "decline"),
+        5 => (Some(json!({ "action": "nope" })), None, "decline"),
+        6 => (Some(json!({ "action": "decline" })), None, "decline"),
+        7 => (Some(json!({ "action": "cancel" })), None, "cancel"),
+        // A form answer that does not fit the schema is declined (the page should have checked).
+        8 if form => (
+            Some(json!({ "action": "accept", "content": { "answer": 5 } })),
+            None,
+            "decline",
+        ),
+        9 if form => (Some(json!({ "action": "accept" })), None, "decline"),
+        10 => (
+            Some(json!({ "action": "accept", "content": { "answer": random_string(rng) } })),
+            None,
+            "accept",
+        ),
+        _ => (
+            Some(json!({ "action": "accept", "content": { "answer": "ok" } })),
+            None,
+            "accept",
+        ),
+    }
+}
+
+// Protocol fuzz, the client's answers to the sidecar's own requests: a test server's tool asks
+// the user (MCP elicitation, form and URL mode) in seeded rounds, and the client answers
+// `wave/session/elicit` — and, after an accepted URL, `wave/mcp/openUrl` — with errors, results
+// of the wrong type or shape, answers that do not fit the form, stray answers to ids the sidecar
+// never used and second answers to the same id. An answer the sidecar cannot use counts as
+// `decline` (docs/protocol.md), the server gets exactly that, every turn ends without error,
+// the sidecar never panics and keeps answering, and no process is left after shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protocol_fuzz_malformed_answers_to_elicit_and_open_url_are_declined() {
+    let seed = faults_seed();
+    let mut rng = Rng::new(seed);
+    let rounds = env_count("WAVE_FAULTS_PROTOCOL_BURSTS", 30);
+    let modes: Vec<&str> = (0..rounds).map(|_| *rng.pick(&["form", "url"])).collect();
+    let mut script = Vec::new();
+    for mode in &modes {
+        script.push(wave_mcp_testkit::call(
+            "mcp__q__ask",
+            json!({ "mode": mode }),
+        ));
+        script.push(wave_mcp_testkit::say("asked"));
+    }
+    let model = wave_mcp_testkit::FakeModel::start(script).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "q": sandbox.server(&["--tools", "echo,ask"]) }));
+    let log = sandbox.path("sidecar.log");
+    let mut sidecar = spawn_logged(&sandbox, &log, "info", &[("BROWSER", "true")]);
+    sidecar
+        .initialize(json!({ "initializationOptions": {
+            "home": sandbox.home, "workdir": sandbox.workdir,
+            "model": { "baseUrl": model.base_url, "model": "fake" },
+        }}))
+        .await
+        .expect("initialize");
+
+    let mut open_urls = 0;
+    for (round, mode) in modes.iter().enumerate() {
+        let what = format!("round {round} ({mode}, seed {seed})");
+        let since = sidecar.received();
+        let accepted = sidecar
+            .ok(
+                "wave/session/send",
+                json!({ "sessionId": "default", "text": format!("ask {round}") }),
+            )
+            .await;
+        let turn = accepted["turn"].as_u64().unwrap();
+        let request = sidecar.wait_request(since, "wave/session/elicit").await;
+        assert_eq!(request["params"]["mode"], *mode, "{what}: {request}");
+        if rng.chance(30) {
+            let stray = json!({ "jsonrpc": "2.0", "id": 900_000 + round, "result": { "action": "accept" } });
+            sidecar
+                .write_raw(&serde_json::to_vec(&stray).unwrap())
+                .await;
+        }
+        let (result, error, want) = random_answer(&mut rng, *mode == "form");
+        let mut reply = json!({ "jsonrpc": "2.0", "id": request["id"] });
+        match (result, error) {
+            (_, Some(error)) => reply["error"] = error,
+            (Some(result), None) => reply["result"] = result,
+            (None, None) => unreachable!(),
+        }
+        sidecar
+            .write_raw(&serde_json::to_vec(&reply).unwrap())
+            .await;
+        if rng.chance(30) {
+            // A second answer to the same request: it is no longer pending.
+            let again =
+                json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "action": "cancel" } });
+            sidecar
+                .write_raw(&serde_json::to_vec(&again).unwrap())
+                .await;
+        }
+        if *mode == "url" && want == "accept" {
+            // The sidecar asks the client to open the accepted URL; whatever the client says, the
+            // server has its `accept` (the sidecar opens the URL itself when the client did not).
+            let open = sidecar.wait_request(since, "wave/mcp/openUrl").await;
+            open_urls += 1;
+            assert_eq!(open["params"]["purpose"], "elicitation", "{what}: {open}");
+            let (result, error, _) = random_answer(&mut rng, false);
+            let answer = match rng.below(3) {
+                0 => Some(json!({ "opened": true })),
+                1 => Some(json!({ "opened": "yes" })),
+                _ => result,
+            };
+            let mut reply = json!({ "jsonrpc": "2.0", "id": open["id"] });
+            match (answer, error) {
+                (_, Some(error)) => reply["error"] = error,
+                (Some(result), None) => reply["result"] = result,
+                (None, None) => unreachable!(),
+            }
+            sidecar
+                .write_raw(&serde_json::to_vec(&reply).unwrap())
+                .await;
+        }
+        let ended = sidecar
+            .wait_notification(since, "wave/session/turnEnded", |p| p["turn"] == turn)
+            .await;
+        assert!(ended.get("error").is_none(), "{what}: {ended}");
+        let tool = sidecar
+            .messages_since(since)
+            .into_iter()
+            .find(|m| {
+                m["method"] == "wave/session/message"
+                    && m["params"]["turn"] == turn
+                    && m["params"]["message"]["role"] == "tool"
+            })
+            .unwrap_or_else(|| panic!("{what}: no tool result"));
+        let text = tool["params"]["message"]["content"]
+            .as_str()
+            .unwrap_or_default();
+        let answer: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("{what}: the server's reply {text:?}: {e}"));
+        assert_eq!(
+            answer["action"], want,
+            "{what}: sent {reply}, server got {answer}"
+        );
+        assert!(sidecar.running(), "{what}: the sidecar died");
+    }
+    let snapshot = sidecar.ok("wave/mcp/servers", json!({})).await;
+    assert_eq!(
+        status_of(&snapshot, "q").as_deref(),
+        Some("connected"),
+        "{snapshot}"
+    );
+    eprintln!(
+        "protocol fuzz: {rounds} elicitations answered ({open_urls} openUrl) from seed {seed}"
+    );
+    sidecar.stop().await;
+    assert_no_panic(&log);
+    sandbox.assert_no_process_left().await;
 }
