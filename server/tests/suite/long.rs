@@ -93,29 +93,6 @@ async fn assert_cancelled_on_the_server(sandbox: &Sandbox, id: &str) {
     );
 }
 
-async fn chat_sidecar(sandbox: &Sandbox, model: &FakeModel) -> Sidecar {
-    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
-    sidecar
-        .initialize(json!({ "initializationOptions": {
-            "home": sandbox.home,
-            "workdir": sandbox.workdir,
-            "model": { "baseUrl": model.base_url, "model": "fake" },
-        }}))
-        .await
-        .unwrap();
-    sidecar
-}
-
-async fn send(sidecar: &Sidecar, text: &str) -> u64 {
-    let accepted = sidecar
-        .ok(
-            "wave/session/send",
-            json!({ "sessionId": "default", "text": text }),
-        )
-        .await;
-    accepted["turn"].as_u64().unwrap()
-}
-
 /// Position of the first logged sidecar message that satisfies `check`.
 fn position(sidecar: &Sidecar, check: impl Fn(&Value) -> bool) -> usize {
     sidecar
@@ -133,8 +110,8 @@ async fn long_1_text_streams_as_deltas_and_the_history_holds_complete_messages()
     let sandbox = Sandbox::new();
     let answer = "one two three four five six";
     let model = FakeModel::start(vec![paced(20, say(answer))]).await;
-    let sidecar = chat_sidecar(&sandbox, &model).await;
-    let turn = send(&sidecar, "count for me").await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    let turn = sidecar.send_text("count for me").await;
     let ended = sidecar
         .wait_notification(0, ENDED, |p| p["turn"] == turn)
         .await;
@@ -197,13 +174,13 @@ async fn long_3_stop_cancels_the_call_in_flight_by_request_id_and_the_next_turn_
         say("back again"),
     ])
     .await;
-    let sidecar = chat_sidecar(&sandbox, &model).await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let idle = sidecar
         .ok("wave/session/cancel", json!({ "sessionId": "default" }))
         .await;
     assert_eq!(idle, json!({ "sessionId": "default", "cancelled": false }));
 
-    let turn = send(&sidecar, "sleep a long time").await;
+    let turn = sidecar.send_text("sleep a long time").await;
     let assistant = sidecar
         .wait_notification(0, MESSAGE, |p| {
             p["message"]["toolCalls"][0]["name"] == "mcp__long__sleepy"
@@ -250,7 +227,7 @@ async fn long_3_stop_cancels_the_call_in_flight_by_request_id_and_the_next_turn_
         .ok("wave/mcp/servers", json!({ "sessionId": "default" }))
         .await;
     assert_eq!(snapshot["servers"][0]["status"], "connected");
-    let next = send(&sidecar, "are you there").await;
+    let next = sidecar.send_text("are you there").await;
     let ended = sidecar
         .wait_notification(0, ENDED, |p| p["turn"] == next)
         .await;
@@ -281,8 +258,8 @@ async fn long_3_stop_cancels_the_call_in_flight_by_request_id_and_the_next_turn_
 async fn long_3_stop_during_a_stream_keeps_the_text_so_far() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start(vec![stall("half an answer "), say("whole")]).await;
-    let sidecar = chat_sidecar(&sandbox, &model).await;
-    let turn = send(&sidecar, "go").await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    let turn = sidecar.send_text("go").await;
     sidecar
         .wait_notification(0, DELTA, |p| p["text"] == "answer ")
         .await;
@@ -301,7 +278,7 @@ async fn long_3_stop_during_a_stream_keeps_the_text_so_far() {
         .expect("the partial answer is recorded");
     assert_eq!(kept["message"]["content"], "half an answer ");
     assert_eq!(model.requests().len(), 1);
-    let next = send(&sidecar, "again").await;
+    let next = sidecar.send_text("again").await;
     sidecar
         .wait_notification(0, ENDED, |p| p["turn"] == next)
         .await;
@@ -330,8 +307,8 @@ async fn long_2_progress_of_the_typescript_sdk_example_reaches_the_client() {
         say("counted"),
     ])
     .await;
-    let sidecar = chat_sidecar(&sandbox, &model).await;
-    let turn = send(&sidecar, "count to four").await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    let turn = sidecar.send_text("count to four").await;
     let ended = sidecar
         .wait_notification(0, ENDED, |p| p["turn"] == turn)
         .await;

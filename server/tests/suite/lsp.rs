@@ -235,15 +235,7 @@ async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
         "late": sandbox.server(&["--fail-initialize", "--stderr-banner", "late-server-banner"]),
     }));
     let model = echo_model().await;
-    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
-    sidecar
-        .initialize(json!({ "initializationOptions": {
-            "home": sandbox.home,
-            "workdir": sandbox.workdir,
-            "model": { "baseUrl": model.base_url, "model": "fake" },
-        }}))
-        .await
-        .unwrap();
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     for name in ["broken", "missing"] {
         let reply = sidecar
             .ok("wave/mcp/connect", json!({ "name": name }))
@@ -1004,15 +996,7 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
         "a": sandbox.server(&["--instructions", "Use echo for greetings."]),
     }));
     let model = echo_model().await;
-    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
-    sidecar
-        .initialize(json!({ "initializationOptions": {
-            "home": sandbox.home,
-            "workdir": sandbox.workdir,
-            "model": { "baseUrl": model.base_url, "model": "fake" },
-        }}))
-        .await
-        .unwrap();
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let text = "/settings 帮我配个用户级 MCP 服务器demo：连npx，参数-y";
     let accepted = sidecar
         .ok(
@@ -1122,15 +1106,7 @@ async fn chat_1_chat_2_turns_run_in_arrival_order_and_history_returns_all_of_the
         say("reply to three"),
     ])
     .await;
-    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
-    sidecar
-        .initialize(json!({ "initializationOptions": {
-            "home": sandbox.home,
-            "workdir": sandbox.workdir,
-            "model": { "baseUrl": model.base_url, "model": "fake" },
-        }}))
-        .await
-        .unwrap();
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let send = |text: &'static str| {
         sidecar.ok(
             "wave/session/send",

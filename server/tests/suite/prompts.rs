@@ -11,19 +11,6 @@ use wave_mcp_testkit::{FakeModel, say};
 use super::lsp_client::*;
 use super::support::*;
 
-async fn sidecar_with_model(sandbox: &Sandbox, model: &FakeModel) -> Sidecar {
-    let sidecar = Sidecar::spawn(&sandbox.root, |_| {});
-    sidecar
-        .initialize(json!({ "initializationOptions": {
-            "home": sandbox.home,
-            "workdir": sandbox.workdir,
-            "model": { "baseUrl": model.base_url, "model": "fake" },
-        }}))
-        .await
-        .unwrap();
-    sidecar
-}
-
 fn names<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
     list.as_array()
         .unwrap()
@@ -125,7 +112,7 @@ async fn prm_2_sidecar_send_expands_commands_and_mentions() {
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
     let model = FakeModel::start(vec![say("reviewed"), say("read")]).await;
-    let sidecar = sidecar_with_model(&sandbox, &model).await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let send = |text: &str| json!({ "sessionId": "default", "text": text });
     sidecar
         .ok(

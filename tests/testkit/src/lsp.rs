@@ -118,6 +118,36 @@ impl Sidecar {
         sidecar
     }
 
+    /// Spawns and initializes a sidecar for the sandbox whose sessions talk to the fake model at
+    /// `model_url`; `configure` may add env vars to its command.
+    pub async fn with_model(
+        sandbox: &SandboxDirs,
+        model_url: &str,
+        configure: impl FnOnce(&mut Command),
+    ) -> Sidecar {
+        let sidecar = Sidecar::spawn(&sandbox.root, configure);
+        sidecar
+            .initialize(json!({ "initializationOptions": {
+                "home": sandbox.home,
+                "workdir": sandbox.workdir,
+                "model": { "baseUrl": model_url, "model": "fake" },
+            }}))
+            .await
+            .expect("initialize");
+        sidecar
+    }
+
+    /// Sends `text` to the `default` session; returns the number of the turn it started.
+    pub async fn send_text(&self, text: &str) -> u64 {
+        let accepted = self
+            .ok(
+                "wave/session/send",
+                json!({ "sessionId": "default", "text": text }),
+            )
+            .await;
+        accepted["turn"].as_u64().expect("turn")
+    }
+
     /// `initialize` with `params` (plus empty capabilities), then `initialized`.
     pub async fn initialize(&self, mut params: Value) -> Result<Value, RpcError> {
         params["capabilities"] = json!({});

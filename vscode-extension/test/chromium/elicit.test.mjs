@@ -7,24 +7,19 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
+import { before, describe, test } from "node:test";
 import { peersDir } from "../processes.mjs";
-import { attachRelay, CHROMIUM, CHROMIUM_ARGS, makeSandbox, outputDir, repoDir, serveWebview, startSidecar, until } from "./support.mjs";
+import {
+  attachRelay,
+  makeSandbox,
+  outputDir,
+  repoDir,
+  startSidecar,
+  until,
+  useBrowser,
+} from "./support.mjs";
 
-let browser;
-let web;
-
-before(async () => {
-  fs.mkdirSync(outputDir, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  web = await serveWebview();
-});
-
-after(async () => {
-  await browser?.close();
-  await web?.close();
-});
+const ui = useBrowser();
 
 /** Every kind of property the spec allows. */
 const SCHEMA = {
@@ -46,12 +41,12 @@ const SCHEMA = {
 };
 
 async function chatPage(sidecar) {
-  const context = await browser.newContext({ viewport: { width: 700, height: 1100 } });
+  const context = await ui.browser.newContext({ viewport: { width: 700, height: 1100 } });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   const relay = await attachRelay(page, sidecar);
-  await page.goto(`${web.url}?page=chat&lang=en`);
+  await page.goto(`${ui.web.url}?page=chat&lang=en`);
   await page.waitForSelector("body[data-ready=true]");
   return { context, page, relay, errors };
 }

@@ -7,8 +7,15 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
-import { attachRelay, CHROMIUM, CHROMIUM_ARGS, makeSandbox, outputDir, serveWebview, startSidecar, testServerBin, until } from "./support.mjs";
+import {
+  attachRelay,
+  makeSandbox,
+  outputDir,
+  startSidecar,
+  testServerBin,
+  until,
+  useBrowser,
+} from "./support.mjs";
 
 /**
  * An OpenAI-compatible model that streams (SSE) from a script: `{ say, gapMs }` streams the
@@ -42,28 +49,16 @@ async function startStreamingModel(script) {
   return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
-let browser;
-let web;
-
-before(async () => {
-  fs.mkdirSync(outputDir, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  web = await serveWebview();
-});
-
-after(async () => {
-  await browser?.close();
-  await web?.close();
-});
+const ui = useBrowser();
 
 async function openChat(sandbox, model) {
   const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-  const context = await browser.newContext({ viewport: { width: 700, height: 760 } });
+  const context = await ui.browser.newContext({ viewport: { width: 700, height: 760 } });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   const relay = await attachRelay(page, sidecar);
-  await page.goto(`${web.url}?page=chat&lang=en`);
+  await page.goto(`${ui.web.url}?page=chat&lang=en`);
   await page.waitForSelector("body[data-ready=true]");
   return { sidecar, context, page, errors, relay };
 }

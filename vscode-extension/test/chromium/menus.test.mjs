@@ -5,43 +5,27 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
-import { attachRelay, CHROMIUM, CHROMIUM_ARGS, makeSandbox, outputDir, serveWebview, startSidecar, testServerBin, until } from "./support.mjs";
+import {
+  attachRelay,
+  makeSandbox,
+  outputDir,
+  startEchoModel,
+  startSidecar,
+  testServerBin,
+  until,
+  useBrowser,
+} from "./support.mjs";
 
-/** Answers every request with `reply to <the last user message>`. */
-async function startEchoModel() {
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const messages = JSON.parse(body || "{}").messages ?? [];
-      const user = [...messages].reverse().find((m) => m.role === "user");
-      const message = { role: "assistant", content: `reply to ${user?.content ?? ""}` };
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
-    });
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
-}
-
-let browser;
-let web;
+const ui = useBrowser();
 let model;
 
 before(async () => {
-  fs.mkdirSync(outputDir, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  web = await serveWebview();
   model = await startEchoModel();
 });
 
 after(async () => {
-  await browser?.close();
-  await web?.close();
   await model?.close();
 });
 
@@ -58,7 +42,7 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
     );
     const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-    const context = await browser.newContext({ viewport: { width: 760, height: 760 } });
+    const context = await ui.browser.newContext({ viewport: { width: 760, height: 760 } });
     const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
@@ -66,7 +50,7 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
     const input = page.locator("#chat-input");
     const menu = page.locator("#completion-menu");
     try {
-      await page.goto(`${web.url}?page=chat&lang=en`);
+      await page.goto(`${ui.web.url}?page=chat&lang=en`);
       await page.waitForSelector("body[data-ready=true]");
 
       // Nothing connected, nothing cached: `/` offers nothing yet.

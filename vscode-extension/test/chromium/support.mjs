@@ -7,7 +7,10 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS } from "../processes.mjs";
 import { CancellationTokenSource, createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -280,3 +283,38 @@ export async function until(fn, what, timeoutMs = 20_000) {
 
 
 
+
+/**
+ * One headless Chromium and the webview's page server for a test file, started in `before` and
+ * closed in `after` (node:test hooks of the calling file): use `ui.browser` and `ui.web` in tests.
+ */
+export function useBrowser() {
+  const ui = { browser: undefined, web: undefined };
+  before(async () => {
+    fs.mkdirSync(outputDir, { recursive: true });
+    ui.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    ui.web = await serveWebview();
+  });
+  after(async () => {
+    await ui.browser?.close();
+    await ui.web?.close();
+  });
+  return ui;
+}
+
+/** A fake OpenAI-compatible model answering every request with `reply to <the last user message>`. */
+export async function startEchoModel() {
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const messages = JSON.parse(body || "{}").messages ?? [];
+      const user = [...messages].reverse().find((m) => m.role === "user");
+      const message = { role: "assistant", content: `reply to ${user?.content ?? ""}` };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}

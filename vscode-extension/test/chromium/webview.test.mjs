@@ -14,38 +14,24 @@ import {
   attachRelay,
   browse,
   browserScript,
-  CHROMIUM,
-  CHROMIUM_ARGS,
   makeSandbox,
   outputDir,
   pidAlive,
   processesMentioning,
   projectConfigText,
   serverPids,
-  serveWebview,
   startOAuthMcpServer,
   startSidecar,
   testServerBin,
   until,
+  useBrowser,
 } from "./support.mjs";
 
-let browser;
-let web;
-
-before(async () => {
-  fs.mkdirSync(outputDir, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  web = await serveWebview();
-});
-
-after(async () => {
-  await browser?.close();
-  await web?.close();
-});
+const ui = useBrowser();
 
 async function openPage({ lang = "en", sandbox, injectLate = false, env, unprivileged = false } = {}) {
   const sidecar = await startSidecar(sandbox, { env, unprivileged });
-  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+  const context = await ui.browser.newContext({ viewport: { width: 1100, height: 760 } });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -53,7 +39,7 @@ async function openPage({ lang = "en", sandbox, injectLate = false, env, unprivi
     if (m.type() === "error") errors.push(m.text());
   });
   const relay = await attachRelay(page, sidecar, { injectLate });
-  await page.goto(`${web.url}?page=settings&lang=${lang}`);
+  await page.goto(`${ui.web.url}?page=settings&lang=${lang}`);
   if (injectLate) await relay.injectNow();
   await page.waitForSelector("body[data-ready=true]");
   return {

@@ -42,31 +42,13 @@ async fn sidecar_with(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let sidecar = Sidecar::spawn(&sandbox.root, |command| {
+    Sidecar::with_model(sandbox, &model.base_url, |command| {
         command.env_remove("BROWSER");
         for (key, value) in env {
             command.env(key, value);
         }
-    });
-    sidecar
-        .initialize(json!({ "initializationOptions": {
-            "home": sandbox.home,
-            "workdir": sandbox.workdir,
-            "model": { "baseUrl": model.base_url, "model": "fake" },
-        }}))
-        .await
-        .unwrap();
-    sidecar
-}
-
-async fn send(sidecar: &Sidecar, text: &str) -> u64 {
-    let accepted = sidecar
-        .ok(
-            "wave/session/send",
-            json!({ "sessionId": "default", "text": text }),
-        )
-        .await;
-    accepted["turn"].as_u64().unwrap()
+    })
+    .await
 }
 
 /// The tool result of `turn`, once the turn ended.
@@ -109,7 +91,7 @@ async fn long_5_sidecar_relays_a_python_form_and_every_answer() {
     let mut results = Vec::new();
     for (i, answer) in answers.iter().enumerate() {
         let since = sidecar.received();
-        let turn = send(&sidecar, &format!("ask {i}")).await;
+        let turn = sidecar.send_text(&format!("ask {i}")).await;
         let request = sidecar.wait_request(since, "wave/session/elicit").await;
         let params = &request["params"];
         assert_eq!(params["sessionId"], "default");
@@ -164,7 +146,7 @@ async fn long_5_two_questions_at_once_are_asked_one_after_another() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start(vec![call("mcp__py__ask_two", json!({})), say("ok")]).await;
     let sidecar = sidecar_with(&sandbox, &python, &model, &[]).await;
-    let turn = send(&sidecar, "two").await;
+    let turn = sidecar.send_text("two").await;
     let first = sidecar.wait_request(0, "wave/session/elicit").await;
     // A window for a second question to show up if it were not queued.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -207,7 +189,7 @@ async fn long_7_malformed_elicitation_is_an_error_to_the_server_and_all_goes_on(
     ])
     .await;
     let sidecar = sidecar_with(&sandbox, &python, &model, &[]).await;
-    let turn = send(&sidecar, "malformed").await;
+    let turn = sidecar.send_text("malformed").await;
     let result = tool_result(&sidecar, turn).await;
     assert!(result.starts_with("error -32602:"), "{result}");
     assert!(
@@ -222,7 +204,7 @@ async fn long_7_malformed_elicitation_is_an_error_to_the_server_and_all_goes_on(
         Some("connected")
     );
     let since = sidecar.received();
-    let turn = send(&sidecar, "again").await;
+    let turn = sidecar.send_text("again").await;
     let request = sidecar.wait_request(since, "wave/session/elicit").await;
     sidecar
         .answer(&request, json!({ "action": "decline" }))
@@ -251,7 +233,7 @@ async fn long_6_url_mode_opens_only_after_accept_and_completion_is_relayed() {
     let sidecar = sidecar_with(&sandbox, &python, &model, &[("BROWSER", &browser)]).await;
     let url = "https://accounts.example.com/connect?session=1";
 
-    let turn = send(&sidecar, "declined url").await;
+    let turn = sidecar.send_text("declined url").await;
     let request = sidecar.wait_request(0, "wave/session/elicit").await;
     assert_eq!(request["params"]["mode"], "url");
     assert_eq!(request["params"]["url"], url);
@@ -263,7 +245,7 @@ async fn long_6_url_mode_opens_only_after_accept_and_completion_is_relayed() {
     assert_eq!(browser_runs(&sandbox), 0, "a declined URL is not opened");
 
     let since = sidecar.received();
-    let turn = send(&sidecar, "accepted url").await;
+    let turn = sidecar.send_text("accepted url").await;
     let request = sidecar.wait_request(since, "wave/session/elicit").await;
     let params = &request["params"];
     assert_eq!(
