@@ -9,7 +9,6 @@ mod config;
 mod faults;
 mod faults_reap;
 mod lifecycle;
-mod long;
 mod lsp;
 mod peers;
 mod prompts;

@@ -25,6 +25,8 @@ use wave_mcp_manager::{McpManager, Status, result_text};
 use super::support::*;
 
 mod elicit;
+/// Live turns against the peers: progress, Stop, timeouts (LONG-1 … LONG-4).
+mod long;
 /// Prompts and resources of the same peers (PRM-1 .. PRM-4).
 mod prompts;
 

@@ -20,9 +20,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wave_mcp_agent::{Agent, AgentOptions, ModelSettings, TurnEvent, TurnHooks};
 use wave_mcp_testkit::{FakeModel, call, exec, paced, say, stall};
 
-use super::lsp_client::Sidecar;
-use super::peers::{marked_processes, marker_env, peer_path, python};
-use super::support::*;
+use super::super::lsp_client::Sidecar;
+use super::super::support::*;
+use super::{marked_processes, marker_env, peer_path, python};
 
 const DELTA: &str = "wave/session/delta";
 const MESSAGE: &str = "wave/session/message";
