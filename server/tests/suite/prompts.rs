@@ -295,13 +295,7 @@ async fn prm_2_cli_chat_sends_prompts_and_mentions() {
         "error: missing required argument \"file\" of /mcp__a__review (usage: /mcp__a__review <file> [focus])",
         "read it",
     ];
-    let mut rest: &str = &stdout;
-    for line in expected {
-        let at = rest
-            .find(line)
-            .unwrap_or_else(|| panic!("{line:?} missing or out of order in:\n{stdout}"));
-        rest = &rest[at + line.len()..];
-    }
+    wave_mcp_testkit::assert_in_order(&stdout, &expected);
     assert_eq!(model.requests().len(), 2);
     assert!(
         user_text(&model.request(0)).starts_with("Review src/a.rs with a focus on everything."),

@@ -234,6 +234,17 @@ impl Rng {
     }
 }
 
+/// Asserts that each of `lines` occurs in `text`, in this order (other text may come between).
+pub fn assert_in_order(text: &str, lines: &[&str]) {
+    let mut rest = text;
+    for line in lines {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or out of order in:\n{text}"));
+        rest = &rest[at + line.len()..];
+    }
+}
+
 /// The fault suites' seed: `WAVE_FAULTS_SEED`, else a fixed one (so CI runs are reproducible).
 pub fn faults_seed() -> u64 {
     std::env::var("WAVE_FAULTS_SEED")

@@ -58,13 +58,7 @@ async fn chat_command_runs_turns_and_mcp_commands() {
         "a  [project]  disconnected  1 tools (cached)",
         "error: no MCP server named \"nope\" is configured",
     ];
-    let mut rest: &str = &stdout;
-    for line in expected {
-        let at = rest
-            .find(line)
-            .unwrap_or_else(|| panic!("{line:?} missing or out of order in:\n{stdout}"));
-        rest = &rest[at + line.len()..];
-    }
+    wave_mcp_testkit::assert_in_order(&stdout, &expected);
     assert_eq!(occurrences(&model.request(0), "A rules"), 1);
     assert_eq!(sandbox.calls("a"), ["echo"]);
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
