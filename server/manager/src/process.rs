@@ -1,7 +1,8 @@
 //! A stdio MCP server's process tree: spawn in its own process group, keep a stderr tail, notice
 //! an unexpected exit, and tear the whole tree down (LAZY-8).
 //!
-//! Teardown order: stdin is closed by the caller (dropping the rmcp transport), then SIGTERM to the
+//! Teardown order (the MCP lifecycle's stdio shutdown): stdin is closed by the caller (dropping
+//! the rmcp transport), up to `grace` for the server to exit on its own, then SIGTERM to the
 //! group, up to `grace` for the group to empty, SIGKILL to the group, reap. On Windows the tree is
 //! killed with `taskkill /PID <pid> /T /F`. Each group is recorded in the spawn registry
 //! ([`crate::registry`]) from spawn until it is reaped, so a crash of ours leaves a trace.
@@ -169,7 +170,8 @@ impl ServerProcess {
         self.exited.take()
     }
 
-    /// SIGTERM to the group, `grace` to exit, SIGKILL, reap. Close stdin before calling this.
+    /// `grace` to exit on its own, SIGTERM to the group, `grace` to exit, SIGKILL, reap. Close
+    /// stdin before calling this.
     /// Returns when the direct child is reaped and the group has been killed.
     pub async fn terminate(mut self, grace: Duration) {
         if let Some(shutdown) = self.shutdown.take() {
@@ -241,9 +243,20 @@ async fn collect_stderr(stderr: ChildStderr, tail: StderrTail, pid: u32) {
     }
 }
 
+/// The MCP lifecycle's stdio shutdown (2025-06-18, "Shutdown"): with stdin closed, wait for the
+/// server to exit; SIGTERM if it does not within `grace`; SIGKILL if it has not within `grace`
+/// after that. Whatever the leader did, the group gets SIGTERM and its own grace, so descendants
+/// that outlive a leader which exited on end of input are ended the same way.
 #[cfg(unix)]
 async fn terminate_tree(child: &mut Child, pid: u32, grace: Duration) {
     use nix::sys::signal::Signal;
+    // What the server already read (a `notifications/cancelled` sent just before the close,
+    // say) is handled before it sees the end of its input; a signal now could cut that short.
+    let _ = tokio::time::timeout(grace, child.wait()).await;
+    if !group_alive(pid) {
+        let _ = child.wait().await;
+        return;
+    }
     signal_group(pid, Signal::SIGTERM);
     let deadline = tokio::time::Instant::now() + grace;
     let exited_in_grace = tokio::time::timeout_at(deadline, child.wait())

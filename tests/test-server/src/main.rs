@@ -164,6 +164,11 @@ struct Args {
     /// Internal: run as a descendant process at this depth of the chain.
     #[arg(long, hide = true, value_name = "DEPTH")]
     descendant: Option<u32>,
+    /// Stdio only: at the end of input, log `eof`, keep running this long, log `exit` and exit;
+    /// a SIGTERM meanwhile is logged as `sigterm` (the MCP lifecycle's stdio shutdown: a client
+    /// closes stdin and waits before it signals).
+    #[arg(long, value_name = "MS")]
+    linger_after_eof_ms: Option<u64>,
     /// Offer prompts (`review` with arguments `file` (required) and `focus`, `hello` without)
     /// and resources (`test://doc/1` .. `test://doc/25`, 10 per page; template
     /// `test://doc/{n}`) (PRM-1 .. PRM-3).
@@ -880,7 +885,11 @@ async fn check_required_header(
     next.run(request).await
 }
 
-async fn serve_stdio(settings: Arc<Settings>, retool: Option<PathBuf>) -> Result<()> {
+async fn serve_stdio(
+    settings: Arc<Settings>,
+    retool: Option<PathBuf>,
+    linger: Option<Duration>,
+) -> Result<()> {
     // Installed before the handshake, so a SIGUSR1 sent once we are connected never kills us.
     let signals = match &retool {
         Some(_) => Some(
@@ -889,6 +898,7 @@ async fn serve_stdio(settings: Arc<Settings>, retool: Option<PathBuf>) -> Result
         ),
         None => None,
     };
+    let events = settings.events.clone();
     let service = TestServer::new(settings.clone())
         .serve(rmcp::transport::stdio())
         .await
@@ -914,7 +924,23 @@ async fn serve_stdio(settings: Arc<Settings>, retool: Option<PathBuf>) -> Result
             }
         });
     }
+    if linger.is_some() {
+        let mut terms = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("listening for SIGTERM")?;
+        let events = events.clone();
+        tokio::spawn(async move {
+            if terms.recv().await.is_some() {
+                events.record("sigterm", None);
+                std::process::exit(0);
+            }
+        });
+    }
     service.waiting().await.context("serving MCP over stdio")?;
+    if let Some(linger) = linger {
+        events.record("eof", None);
+        tokio::time::sleep(linger).await;
+        events.record("exit", None);
+    }
     Ok(())
 }
 
@@ -1268,7 +1294,10 @@ fn run_server(args: Args) -> Result<()> {
         .context("starting the tokio runtime")?;
     runtime.block_on(async {
         match args.transport {
-            Transport::Stdio => serve_stdio(settings, args.retool_on_sigusr1).await,
+            Transport::Stdio => {
+                let linger = args.linger_after_eof_ms.map(Duration::from_millis);
+                serve_stdio(settings, args.retool_on_sigusr1, linger).await
+            }
             Transport::Http | Transport::Sse => {
                 serve_http(settings, args.transport, args.port, required_header).await
             }

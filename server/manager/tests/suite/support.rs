@@ -36,11 +36,25 @@ pub fn server(sandbox: &SandboxDirs, name: &str, args: &[&str]) -> Value {
 
 /// How many servers have started (`start` lines in the event log).
 pub fn starts(sandbox: &SandboxDirs) -> usize {
+    events_of(sandbox, None)
+        .iter()
+        .filter(|event| *event == "start")
+        .count()
+}
+
+/// The events of the event log, in order: every server's, or only process `pid`'s.
+pub fn events_of(sandbox: &SandboxDirs, pid: Option<u32>) -> Vec<String> {
     std::fs::read_to_string(sandbox.path("events.log"))
         .unwrap_or_default()
         .lines()
-        .filter(|line| line.split_whitespace().next() == Some("start"))
-        .count()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let event = words.next()?;
+            let logged: u32 = words.next()?.parse().ok()?;
+            pid.is_none_or(|pid| pid == logged)
+                .then(|| event.to_string())
+        })
+        .collect()
 }
 
 /// `servers` as the project's `.mcp.json`.
@@ -51,6 +65,12 @@ pub fn write_project(sandbox: &SandboxDirs, servers: Value) {
 
 /// A manager for the sandbox's home and workdir (bounded timeouts, a short SIGTERM grace).
 pub fn manager(sandbox: &SandboxDirs) -> McpManager {
+    manager_with_grace(sandbox, Duration::from_millis(300))
+}
+
+/// [`manager`] with `grace` for a server to exit on its own after the end of its input, and
+/// again after SIGTERM.
+pub fn manager_with_grace(sandbox: &SandboxDirs, grace: Duration) -> McpManager {
     McpManager::new(ManagerOptions {
         workdir: sandbox.workdir.clone(),
         home: Some(sandbox.home.clone()),
@@ -58,7 +78,7 @@ pub fn manager(sandbox: &SandboxDirs) -> McpManager {
         timeouts: Timeouts {
             connect: Duration::from_secs(20),
             tool_call: Duration::from_secs(20),
-            shutdown_grace: Duration::from_millis(300),
+            shutdown_grace: grace,
         },
         reconnect: ReconnectPolicy {
             initial_delay: Duration::from_millis(100),
