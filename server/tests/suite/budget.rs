@@ -180,3 +180,48 @@ fn bud_1_cli_tools_marks_switched_off_tools() {
 fn json_server_list(out: &Value) -> Value {
     json!({ "servers": [out["server"].clone()] })
 }
+
+/// The function names a model request declares, sorted.
+fn declared(request: &Value) -> Vec<String> {
+    let mut names: Vec<String> = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+// BUD-3: `WAVE_TOOL_SEARCH` in the sidecar's environment wins over the settings files. The
+// project's `.wave/settings.json` says `"off"`: without the variable the first model request
+// declares the server's tools in full; with `WAVE_TOOL_SEARCH=on` it declares
+// `search_mcp_tools` in their place, however small the catalog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bud_3_wave_tool_search_in_the_environment_wins_over_the_settings_files() {
+    use wave_mcp_testkit::{FakeModel, say};
+    let mut declarations = Vec::new();
+    for variable in [None, Some("on")] {
+        let sandbox = Sandbox::new();
+        sandbox.write_project(json!({ "a": sandbox.server(&["--tools", "echo,add"]) }));
+        let settings = sandbox.workdir.join(".wave");
+        std::fs::create_dir_all(&settings).unwrap();
+        std::fs::write(settings.join("settings.json"), r#"{ "toolSearch": "off" }"#).unwrap();
+        let model = FakeModel::start(vec![say("ok")]).await;
+        let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |command| {
+            command.env_remove("WAVE_TOOL_SEARCH");
+            if let Some(value) = variable {
+                command.env("WAVE_TOOL_SEARCH", value);
+            }
+        })
+        .await;
+        let turn = sidecar.send_text("hello").await;
+        sidecar
+            .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == turn)
+            .await;
+        declarations.push(declared(&model.request(0)));
+        sidecar.stop().await;
+    }
+    assert_eq!(declarations[0], ["mcp__a__add", "mcp__a__echo"]);
+    assert_eq!(declarations[1], ["search_mcp_tools"]);
+}
