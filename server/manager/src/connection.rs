@@ -125,6 +125,8 @@ pub(crate) struct Connection {
     stderr: Option<StderrTail>,
     /// The progress sinks of this connection's calls in flight.
     pub progress: ProgressRoutes,
+    /// The way to the user, for the pages a tool call's `URLElicitationRequiredError` names.
+    pub elicitation: Option<ElicitationHook>,
 }
 
 /// A successful dial.
@@ -292,6 +294,7 @@ fn dialed(
     Dialed {
         connection: Arc::new(Connection {
             progress: service.service().progress.clone(),
+            elicitation: service.service().elicitation.clone(),
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
             process: Mutex::new(process),

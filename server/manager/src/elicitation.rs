@@ -26,6 +26,10 @@ pub const ELICITATION_CREATE: &str = "elicitation/create";
 /// The notification a server sends when a URL-mode elicitation finished out of band.
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 
+/// The JSON-RPC error code of `URLElicitationRequiredError` (MCP 2025-11-25): the request can be
+/// retried once the user has finished the URL-mode elicitations the error's data lists.
+pub const URL_ELICITATION_REQUIRED: i32 = -32042;
+
 /// What a server asks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationKind {
@@ -227,6 +231,62 @@ impl ElicitationHook {
             .and_then(Value::as_str)
             .unwrap_or_default();
         self.elicitor.completed(&self.server, id);
+    }
+}
+
+/// Puts the pages a `URLElicitationRequiredError` lists (`data.elicitations`, URL mode) to the
+/// user one after another, as if the server had sent each as `elicitation/create`: the same
+/// dialog, opened only when accepted (LONG-6). Returns what became of them, the reason the call
+/// failed, for the model (which may call again; the URLs themselves stay out of its context).
+pub(crate) async fn ask_required_pages(hook: Option<&ElicitationHook>, error: &McpError) -> String {
+    let pages: Vec<ElicitRequestParams> = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("elicitations"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|page| serde_json::from_value(page.clone()).ok())
+        .filter(|page| matches!(page, ElicitRequestParams::UrlElicitationParams { .. }))
+        .collect();
+    let messages: Vec<&str> = pages
+        .iter()
+        .filter_map(|page| match page {
+            ElicitRequestParams::UrlElicitationParams { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    let needs = match messages.is_empty() {
+        true => format!(
+            "the server needs the user to finish a step in a browser first ({})",
+            error.message
+        ),
+        false => format!(
+            "the server needs the user to finish a step in a browser first: {}",
+            messages.join("; ")
+        ),
+    };
+    if pages.is_empty() {
+        return format!("{needs}; it named no page to open");
+    }
+    let Some(hook) = hook.filter(|hook| hook.elicitor.url_mode()) else {
+        return format!("{needs}; this client cannot open pages for the user");
+    };
+    let asked = pages.len();
+    let mut opened = 0;
+    for page in pages {
+        if let Ok(answer) = hook.create(page).await
+            && answer.action == WireAction::Accept
+        {
+            opened += 1;
+        }
+    }
+    match opened {
+        0 => format!("{needs}; the user declined to open it"),
+        n if n == asked => format!(
+            "{needs}; the user agreed and it was opened: call the tool again once the user has finished there"
+        ),
+        n => format!("{needs}; the user opened {n} of the {asked} pages and declined the others"),
     }
 }
 

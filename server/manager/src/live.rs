@@ -1,7 +1,9 @@
 //! Live tool calls: every `tools/call` carries a `progressToken` (rmcp sets one per request);
 //! the server's `notifications/progress` for it reach the caller's [`CallHooks::progress`]
 //! and restart the call's timeout (LONG-2); a call the caller stops, or one past its timeout,
-//! gets `notifications/cancelled` with its request id and a reason (LONG-3, LONG-4).
+//! gets `notifications/cancelled` with its request id and a reason (LONG-3, LONG-4). A call the
+//! server refuses with `URLElicitationRequiredError` (MCP 2025-11-25) puts the pages it names to
+//! the user as URL-mode elicitations (LONG-6) and fails saying what became of them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,6 +18,7 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 pub use tokio_util::sync::CancellationToken;
 
+use crate::elicitation::{ElicitationHook, URL_ELICITATION_REQUIRED};
 use crate::error::Error;
 
 /// The reason sent with `notifications/cancelled` when the user stops a turn.
@@ -82,6 +85,8 @@ impl ProgressRoutes {
 pub(crate) struct Target<'a> {
     pub peer: &'a Peer<RoleClient>,
     pub routes: &'a ProgressRoutes,
+    /// Where the pages of a `URLElicitationRequiredError` are put to the user.
+    pub elicitation: Option<&'a ElicitationHook>,
     pub server: &'a str,
     pub tool: &'a str,
     /// Without progress for this long, the call is cancelled (each progress restarts it).
@@ -97,6 +102,7 @@ pub(crate) async fn call(
     let Target {
         peer,
         routes,
+        elicitation,
         server,
         tool,
         timeout,
@@ -145,6 +151,10 @@ pub(crate) async fn call(
             tool: tool.to_string(),
             millis: timeout.as_millis(),
         }),
+        Err(ServiceError::McpError(error)) if error.code.0 == URL_ELICITATION_REQUIRED => {
+            let outcome = crate::elicitation::ask_required_pages(elicitation, &error).await;
+            Err(failed(outcome))
+        }
         Err(e) => Err(failed(e.to_string())),
     }
 }

@@ -60,6 +60,7 @@ enum Route {
 struct LiveRoute {
     peer: rmcp::Peer<rmcp::RoleClient>,
     progress: crate::live::ProgressRoutes,
+    elicitation: Option<crate::elicitation::ElicitationHook>,
     server: String,
     tool: String,
     timeout: Duration,
@@ -493,6 +494,7 @@ impl McpManager {
         let LiveRoute {
             peer,
             progress,
+            elicitation,
             server,
             tool,
             timeout,
@@ -504,6 +506,7 @@ impl McpManager {
         let target = crate::live::Target {
             peer: &peer,
             routes: &progress,
+            elicitation: elicitation.as_ref(),
             server: &server,
             tool: &tool,
             timeout,
@@ -548,6 +551,7 @@ impl McpManager {
                 return Ok(Route::Live(LiveRoute {
                     peer: live.connection.peer.clone(),
                     progress: live.connection.progress.clone(),
+                    elicitation: live.connection.elicitation.clone(),
                     server: slot.entry.name.clone(),
                     tool: tool.name.clone(),
                     timeout: timeout(),

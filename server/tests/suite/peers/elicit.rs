@@ -514,3 +514,136 @@ async fn long_5_cli_chat_on_a_terminal_asks_the_form() {
     .await;
     assert!(gone, "left running: {:?}", marked_processes(&sandbox));
 }
+
+// LONG-6: the official TypeScript SDK's `elicitationUrlExample.js` (Streamable HTTP behind its
+// own OAuth server, so we sign in first). Its tools refuse with `URLElicitationRequiredError`
+// (-32042, MCP 2025-11-25) naming a page; the sidecar puts each page to the user exactly like an
+// `elicitation/create` in URL mode (server, message, URL, id; nothing opened before the answer),
+// opens it only when accepted, and the model learns what became of it without the URL. The
+// server's later `notifications/elicitation/complete` reaches the client with the page's id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_6_typescript_sdk_url_example_pages_are_put_to_the_user() {
+    let Some(example) = peer_path(
+        "npm @modelcontextprotocol/sdk examples",
+        "sdk/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/elicitationUrlExample.js",
+    ) else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let (port, auth_port) = (free_port(), free_port());
+    let mut command = Command::new("node");
+    command
+        .arg(&example)
+        .env("MCP_PORT", port.to_string())
+        .env("MCP_AUTH_PORT", auth_port.to_string());
+    let _peer = HttpPeer::start(&sandbox, command, port).await;
+    let auth_up = eventually(Duration::from_secs(30), || {
+        std::net::TcpStream::connect((std::net::Ipv4Addr::LOCALHOST, auth_port)).is_ok()
+    })
+    .await;
+    assert!(auth_up, "the example's authorization server never listened");
+    // It names itself `localhost` in its OAuth metadata: configure it the same way.
+    sandbox.write_project(
+        json!({ "pay": { "type": "http", "url": format!("http://localhost:{port}/mcp") } }),
+    );
+    let login = cli(
+        &sandbox,
+        &["login", "pay"],
+        &[("BROWSER", &browser(&sandbox, true))],
+    );
+    assert!(login.status.success(), "{}", text(&login));
+    let signed_in_pages = browser_runs(&sandbox);
+
+    let model = FakeModel::start(vec![
+        call("mcp__pay__payment-confirm", json!({ "cartId": "cart-7" })),
+        say("ok"),
+        call("mcp__pay__third-party-auth", json!({ "param1": "x" })),
+        say("ok"),
+    ])
+    .await;
+    let idle = browser(&sandbox, false);
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |command| {
+        command.env("BROWSER", &idle);
+    })
+    .await;
+
+    // Accepts the next question of the session, which must be the page at `wanted`, and
+    // answers its `wave/mcp/openUrl` with `opened: false`, so `$BROWSER` opens it.
+    let accept_page = |since: usize, wanted: String| {
+        let sidecar = &sidecar;
+        async move {
+            let request = sidecar.wait_request(since, "wave/session/elicit").await;
+            let params = request["params"].clone();
+            assert_eq!(
+                (&params["server"], &params["mode"]),
+                (&json!("pay"), &json!("url"))
+            );
+            let url = params["url"].as_str().unwrap().to_string();
+            assert!(url.starts_with(&wanted), "{params:#}");
+            assert!(
+                sidecar
+                    .requests_of("wave/mcp/openUrl")
+                    .iter()
+                    .all(|open| open["params"]["url"] != url.as_str()),
+                "nothing opened before the answer"
+            );
+            let before = sidecar.received();
+            sidecar
+                .answer(&request, json!({ "action": "accept" }))
+                .await;
+            let open = sidecar.wait_request(before, "wave/mcp/openUrl").await;
+            assert_eq!(open["params"]["url"], url);
+            sidecar.answer(&open, json!({ "opened": false })).await;
+            params
+        }
+    };
+
+    let turn = sidecar.send_text("pay for cart 7").await;
+    let confirm = format!("http://localhost:{port}/confirm-payment?");
+    let page = accept_page(0, confirm).await;
+    assert_eq!(
+        page["message"],
+        "This tool requires a payment confirmation. Open the link to confirm payment!"
+    );
+    assert!(
+        page["url"].as_str().unwrap().contains("cartId=cart-7"),
+        "{page:#}"
+    );
+    let result = tool_result(&sidecar, turn).await;
+    assert!(
+        result.contains("requires a payment confirmation"),
+        "{result}"
+    );
+    assert!(
+        result.contains("the user agreed and it was opened"),
+        "{result}"
+    );
+    assert!(
+        !result.contains("http://"),
+        "the URL stays out of the model's context: {result}"
+    );
+    let opened = eventually(Duration::from_secs(10), || {
+        browser_runs(&sandbox) == signed_in_pages + 1
+    })
+    .await;
+    assert!(opened, "the accepted page was opened by $BROWSER");
+    let log = std::fs::read_to_string(sandbox.path("browser.log")).unwrap();
+    assert_eq!(log.lines().last(), page["url"].as_str());
+
+    // The third-party sign-in page: accepted; the example completes it five seconds later.
+    let since = sidecar.received();
+    let turn = sidecar.send_text("use the third-party service").await;
+    let page = accept_page(since, "https://www.example.com/oauth/authorize".into()).await;
+    let complete = sidecar
+        .wait_notification(since, "wave/session/elicitationComplete", |p| {
+            p["elicitationId"] == page["elicitationId"]
+        })
+        .await;
+    assert_eq!(complete["server"], "pay");
+    assert!(
+        tool_result(&sidecar, turn)
+            .await
+            .contains("example.com account")
+    );
+    sidecar.stop().await;
+}
