@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
     CallHooks, CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager,
-    McpTool, Progress, ProgressSink, ServerSnapshot, Status, names, result_text,
+    McpTool, Progress, ProgressSink, ServerSnapshot, Status, result_text,
 };
 
 use crate::announce;
@@ -403,7 +403,7 @@ impl Agent {
                 .body(&context.system_prompt, &self.history, declarations);
             let hooks = self.hooks.clone();
             let delta = |text: &str| hooks.emit(TurnEvent::Delta(text.to_string()));
-            let streamed = self.model.stream(&body, delta, &hooks.cancel).await?;
+            let streamed = self.model.stream(body, delta, &hooks.cancel).await?;
             let reply = streamed.reply;
             report.rounds = round;
             if streamed.cancelled {
@@ -559,11 +559,7 @@ impl Agent {
             return format!("error: {error}");
         }
         let snapshot = self.manager.snapshot();
-        let owner = snapshot
-            .servers
-            .iter()
-            .filter(|s| name.starts_with(&format!("mcp__{}__", names::sanitize(&s.name))))
-            .max_by_key(|s| s.name.len());
+        let owner = snapshot.owner_of(name);
         if let Some(server) = owner.filter(|s| s.status == Status::Connected) {
             // BUD-6: the server's tool list changed since the tool was declared.
             return format!(
@@ -619,7 +615,9 @@ impl Agent {
                 self.transcript.path().display()
             );
         }
-        self.hooks.emit(TurnEvent::Message(message.clone()));
+        if self.hooks.listening() {
+            self.hooks.emit(TurnEvent::Message(message.clone()));
+        }
         self.history.push(message);
     }
 

@@ -41,6 +41,11 @@ pub struct TurnHooks {
 }
 
 impl TurnHooks {
+    /// Whether anyone receives the events (so building one is worth it).
+    pub(crate) fn listening(&self) -> bool {
+        self.events.is_some()
+    }
+
     pub(crate) fn emit(&self, event: TurnEvent) {
         if let Some(events) = &self.events {
             let _ = events.send(event);

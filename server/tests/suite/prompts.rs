@@ -311,3 +311,44 @@ async fn prm_2_cli_chat_sends_prompts_and_mentions() {
     );
     sandbox.assert_no_process_left().await;
 }
+
+// PRM-2: a server whose name makes `mcp__<server>__<prompt>` longer than 64 characters offers
+// its prompts under hashed names (TOOL-6's rule); the command the `/` menu offers still reaches
+// that server's prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_2_a_hashed_prompt_name_reaches_its_server() {
+    let sandbox = Sandbox::new();
+    let server = "a-server-whose-name-is-long-enough-to-hash-every-prompt";
+    sandbox.write_project(json!({ server: sandbox.server(&["--prompts"]) }));
+    let model = FakeModel::start(vec![say("reviewed")]).await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    sidecar
+        .ok("wave/mcp/connect", json!({ "name": server }))
+        .await;
+    // The catalog is listed right after the connect; its cache write follows its install.
+    assert!(
+        cached_prompts(&sandbox, 1).await,
+        "the prompts were never listed"
+    );
+    let prompts = sidecar.ok("wave/mcp/prompts", json!({})).await;
+    let review = prompts["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "review")
+        .unwrap_or_else(|| panic!("{prompts:#}"));
+    let command = review["fullName"].as_str().unwrap();
+    assert_eq!(command.len(), 64, "{command}");
+    assert!(!command.ends_with("__review"), "hashed: {command}");
+    let turn = sidecar.send_text(&format!("/{command} lib.rs")).await;
+    let ended = sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == turn)
+        .await;
+    assert!(ended.get("error").is_none(), "{ended:#}");
+    assert!(
+        user_text(&model.request(0)).starts_with("Review lib.rs"),
+        "{:#}",
+        model.request(0)
+    );
+    sidecar.stop().await;
+}

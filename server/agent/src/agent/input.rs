@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
-    ContentBlock, PromptArgumentSummary, PromptRole, PromptSummary, ResourceContents, Status, names,
+    ContentBlock, PromptArgumentSummary, PromptRole, PromptSummary, ResourceContents, Status,
 };
 
 use super::{Agent, AgentError, Image, Message, PermissionRules, TurnReport};
@@ -376,7 +376,7 @@ impl Agent {
             )));
         }
         let snapshot = self.manager.snapshot();
-        let Some(row) = snapshot.servers.iter().find(|s| s.name == server) else {
+        let Some(row) = snapshot.server(server) else {
             return Err(AgentError::Input(format!(
                 "no MCP server named \"{server}\" is configured"
             )));
@@ -401,13 +401,10 @@ impl Agent {
         arguments: &str,
         rules: &PermissionRules,
     ) -> Result<Vec<Message>, AgentError> {
-        let snapshot = self.manager.snapshot();
-        // The server whose `mcp__<server>__` prefix the command has (the longest, if several).
-        let server = snapshot
-            .servers
-            .iter()
-            .filter(|s| command.starts_with(&format!("mcp__{}__", names::sanitize(&s.name))))
-            .max_by_key(|s| s.name.len())
+        let server = self
+            .manager
+            .snapshot()
+            .owner_of(command)
             .map(|s| s.name.clone());
         let Some(server) = server else {
             return Err(AgentError::Input(format!(

@@ -12,6 +12,11 @@ use crate::error::AgentError;
 use crate::live::CancellationToken;
 use crate::message::ToolCall;
 
+/// How far past the calls seen so far a chunk's tool-call `index` may point: a model names
+/// its calls 0, 1, 2, ..., and an index far beyond them is a broken stream, not a reason to
+/// allocate.
+const MAX_INDEX_GAP: usize = 64;
+
 /// A streamed answer, complete or cut short by a cancel.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Streamed {
@@ -24,11 +29,10 @@ impl ModelClient {
     /// Sends one streaming request; `on_delta` gets each piece of the answer's text.
     pub(crate) async fn stream(
         &self,
-        body: &Value,
+        mut body: Value,
         mut on_delta: impl FnMut(&str),
         cancel: &CancellationToken,
     ) -> Result<Streamed, AgentError> {
-        let mut body = body.clone();
         body["stream"] = Value::Bool(true);
         let http = self.http()?;
         let mut request = http.post(&self.endpoint).json(&body);
@@ -142,6 +146,12 @@ impl Assembly {
                 .get("index")
                 .and_then(Value::as_u64)
                 .map_or(position, |i| i as usize);
+            if index >= self.calls.len() + MAX_INDEX_GAP {
+                return Err(AgentError::ModelReply(format!(
+                    "a stream chunk names tool call {index} after {} calls",
+                    self.calls.len()
+                )));
+            }
             if self.calls.len() <= index {
                 self.calls.resize(index + 1, Default::default());
             }
@@ -194,6 +204,20 @@ impl Assembly {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // LONG-1: a tool-call index far past the calls seen is a broken stream, refused before
+    // anything is allocated for it.
+    #[test]
+    fn long_1_a_tool_call_index_far_out_of_range_is_an_error() {
+        let mut assembly = Assembly::default();
+        let line = r#"data: {"choices":[{"delta":{"tool_calls":[{"index":4000000000,"function":{"name":"x"}}]}}]}"#;
+        let error = assembly.line(line, &mut |_| {}).unwrap_err();
+        assert!(
+            error.to_string().contains("tool call 4000000000"),
+            "{error}"
+        );
+        assert!(assembly.calls.is_empty());
+    }
 
     // LONG-1: tool-call deltas are assembled by index; text deltas reach the caller in order.
     #[test]

@@ -168,6 +168,25 @@ impl Snapshot {
     pub fn server(&self, name: &str) -> Option<&ServerSnapshot> {
         self.servers.iter().find(|s| s.name == name)
     }
+
+    /// The server a full name (`mcp__<server>__<name>`, a tool's or a prompt's) belongs to: the
+    /// one that lists it, else the one whose sanitised `mcp__<server>__` prefix it has (the
+    /// longest). Listing comes first because a name over 64 characters ends in a hash, and
+    /// two server names can sanitise alike.
+    pub fn owner_of(&self, full_name: &str) -> Option<&ServerSnapshot> {
+        let listed = self.servers.iter().find(|s| {
+            s.tools.iter().any(|t| t.full_name == full_name)
+                || s.catalog.prompts.iter().any(|p| p.full_name == full_name)
+        });
+        listed.or_else(|| {
+            self.servers
+                .iter()
+                .filter(|s| {
+                    full_name.starts_with(&format!("mcp__{}__", crate::names::sanitize(&s.name)))
+                })
+                .max_by_key(|s| s.name.len())
+        })
+    }
 }
 
 /// Dials started by [`McpManager::start_turn_dials`](super::McpManager::start_turn_dials); they run whether or not this is awaited.
