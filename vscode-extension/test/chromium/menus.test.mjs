@@ -118,4 +118,72 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       sandbox.cleanup();
     }
   });
+
+  test("UI-1, PRM-1: with a prompt-offering server connected, `/mcp` + Enter opens the settings page; a prompt is still picked by keyboard", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    fs.writeFileSync(
+      path.join(sandbox.workdir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
+    );
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
+    const context = await ui.browser.newContext({ viewport: { width: 760, height: 760 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    const relay = await attachRelay(page, sidecar);
+    const input = page.locator("#chat-input");
+    const menu = page.locator("#completion-menu");
+    const opened = () => relay.hostLog.filter((e) => e.method === "host/openSettings").length;
+    try {
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+      await page.goto(`${ui.web.url}?page=chat&lang=en`);
+      await page.waitForSelector("body[data-ready=true]");
+
+      // `/mcp` matches both prompts: the menu shows them with none selected.
+      await input.click();
+      await input.pressSequentially("/mcp");
+      await menu.waitFor({ state: "visible", timeout: 20_000 });
+      assert.deepEqual(await rows(page), [
+        ["/mcp__docs__review", "<file> [focus]", "false"],
+        ["/mcp__docs__hello", "", "false"],
+      ]);
+      assert.equal(await input.getAttribute("aria-activedescendant"), null);
+      await page.screenshot({ path: path.join(outputDir, "33-chat-mcp-with-prompt-menu.png"), fullPage: true });
+      // UI-1: Enter runs `/mcp`: the settings page opens, nothing is inserted or sent.
+      await page.keyboard.press("Enter");
+      await until(async () => opened() === 1, "host/openSettings after /mcp + Enter");
+      assert.equal(await input.inputValue(), "");
+      assert.equal(await menu.isVisible(), false);
+
+      // PRM-1: an arrow key selects a row (up from none: the last), and then Enter inserts it.
+      await input.pressSequentially("/mcp");
+      await menu.waitFor({ state: "visible" });
+      await page.keyboard.press("ArrowUp");
+      assert.deepEqual((await rows(page)).map((r) => r[2]), ["false", "true"]);
+      assert.equal(await input.getAttribute("aria-activedescendant"), "completion-1");
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__hello ");
+      assert.equal(await menu.isVisible(), false);
+      assert.equal(opened(), 1, "picking a prompt does not open the settings page");
+      // Sent, the picked prompt is expanded by the sidecar (PRM-2) and answered.
+      await page.keyboard.press("Enter");
+      await page.locator(".msg-assistant", { hasText: "reply to Say hello." }).waitFor({ timeout: 30_000 });
+      // Tab on `/mcp` (none selected) completes the first row.
+      await input.pressSequentially("/mcp");
+      await menu.waitFor({ state: "visible" });
+      await page.keyboard.press("Tab");
+      assert.equal(await input.inputValue(), "/mcp__docs__review ");
+      assert.equal(opened(), 1);
+      assert.deepEqual(
+        relay.sidecarLog.filter((e) => e.method === "wave/session/send").map((e) => e.params.text),
+        ["/mcp__docs__hello "],
+        "`/mcp` was never sent",
+      );
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      sandbox.cleanup();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyItem, argumentHint, promptItems, resourceItems, triggerAt } from "../../webview/src/completions";
+import { applyItem, argumentHint, initialActive, moveActive, promptItems, resourceItems, triggerAt } from "../../webview/src/completions";
 import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
 
 const review: McpPromptView = {
@@ -50,5 +50,19 @@ describe("chat menus (PRM-1, PRM-3)", () => {
     });
     const slash = triggerAt("/re", 3)!;
     expect(applyItem("/re", slash, { insert: "/mcp__docs__review", hint: "", detail: "" })).toEqual({ text: "/mcp__docs__review ", cursor: 19 });
+  });
+
+  it("UI-1, PRM-1: exactly `/mcp` opens the menu with no row selected, so Enter runs the command; arrows select a row to pick", () => {
+    // `/mcp` matches `/mcp__…` prompts, but Send would open the settings page: nothing is selected.
+    expect(triggerAt("/mcp", 4)?.kind).toBe("prompt");
+    expect(initialActive("/mcp")).toBe(-1);
+    // Anything else typed after `/` selects the first row, which Enter inserts.
+    for (const text of ["/", "/m", "/mc", "/mcp_", "/mcpx", "/mcp__docs__review", "/settings"]) expect(initialActive(text), text).toBe(0);
+    // From no selection, down selects the first row and up the last; then they wrap around.
+    expect(moveActive(-1, 1, 3)).toBe(0);
+    expect(moveActive(-1, -1, 3)).toBe(2);
+    expect(moveActive(2, 1, 3)).toBe(0);
+    expect(moveActive(0, -1, 3)).toBe(2);
+    expect(moveActive(0, 1, 3)).toBe(1);
   });
 });

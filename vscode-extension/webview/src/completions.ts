@@ -3,11 +3,15 @@
 // at the start of a word offers resources as `@<server>:<uri>`. The lists come from
 // `wave/mcp/prompts` and `wave/mcp/resources`, asked when a menu opens and again after a
 // `wave/mcp/serversChanged` (a connect, or a server's list_changed: PRM-4). Arrow keys move,
-// Enter or Tab inserts, Escape closes. The pure part (what to offer, what inserting does) is
-// exported for the unit tests; `CompletionMenu` is the DOM part.
+// Enter or Tab inserts, Escape closes. An input that is exactly a local command (`/mcp`, UI-1)
+// opens the menu with no row selected, so Enter runs the command, as typed; an arrow key selects
+// a row, and then Enter inserts it (Tab inserts the first row). The pure part (what to offer,
+// what is selected, what inserting does) is exported for the unit tests; `CompletionMenu` is the
+// DOM part.
 
 import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
+import { inputAction } from "./chatState";
 import { h } from "./dom";
 
 /** Where the menu was opened: the text it replaces is `[start, end)` of the input. */
@@ -68,6 +72,20 @@ export function applyItem(text: string, trigger: Trigger, item: MenuItem): { tex
   return { text: text.slice(0, trigger.start) + inserted + rest.replace(/^ /, ""), cursor: trigger.start + inserted.length };
 }
 
+/**
+ * The row selected when the menu opens or its query changes: none (-1) when Send would run the
+ * input as a local command (`/mcp` opens the settings page, UI-1), else the first.
+ */
+export function initialActive(text: string): number {
+  return inputAction(text).kind === "openSettings" ? -1 : 0;
+}
+
+/** The row selected after an arrow key (`by` is 1 or -1); from none, down is the first, up the last. */
+export function moveActive(active: number, by: number, count: number): number {
+  if (active < 0) return by > 0 ? 0 : count - 1;
+  return (active + by + count) % count;
+}
+
 /** At most this many rows are shown; typing narrows the list. */
 const MAX_ROWS = 50;
 
@@ -126,7 +144,7 @@ export class CompletionMenu {
     const same = this.trigger?.kind === now.kind && this.trigger.query === now.query;
     this.trigger = now;
     this.items = items.slice(0, MAX_ROWS);
-    if (!same) this.active = 0;
+    if (!same) this.active = initialActive(this.input.value);
     this.active = Math.min(this.active, Math.max(0, this.items.length - 1));
     this.render();
   }
@@ -134,12 +152,16 @@ export class CompletionMenu {
   private onKey(ev: KeyboardEvent): void {
     if (!this.isOpen || ev.isComposing) return;
     const move = (by: number) => {
-      this.active = (this.active + by + this.items.length) % this.items.length;
+      this.active = moveActive(this.active, by, this.items.length);
       this.render();
     };
     if (ev.key === "ArrowDown") move(1);
     else if (ev.key === "ArrowUp") move(-1);
-    else if ((ev.key === "Enter" && !ev.shiftKey) || ev.key === "Tab") this.pick(this.active);
+    else if (ev.key === "Enter" && !ev.shiftKey && this.active < 0) {
+      // No row selected: the key goes on to the page, which runs the input (UI-1).
+      this.close();
+      return;
+    } else if ((ev.key === "Enter" && !ev.shiftKey) || ev.key === "Tab") this.pick(Math.max(0, this.active));
     else if (ev.key === "Escape") this.close();
     else return;
     ev.preventDefault();
@@ -192,7 +214,8 @@ export class CompletionMenu {
       ),
     );
     this.element.replaceChildren(...rows);
-    this.input.setAttribute("aria-activedescendant", `completion-${this.active}`);
+    if (this.active < 0) this.input.removeAttribute("aria-activedescendant");
+    else this.input.setAttribute("aria-activedescendant", `completion-${this.active}`);
     rows[this.active]?.scrollIntoView({ block: "nearest" });
   }
 }
