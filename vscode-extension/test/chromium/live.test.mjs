@@ -128,4 +128,37 @@ describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
       sandbox.cleanup();
     }
   });
+
+  test("LONG-2: progress without a total shows the server's message beside a spinner, no bar", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    fs.writeFileSync(
+      path.join(sandbox.workdir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { work: { command: testServerBin, args: ["--tools", "progress"] } } }),
+    );
+    const model = await startStreamingModel([
+      { call: "mcp__work__progress", arguments: { steps: 200, ms: 300, withTotal: false } },
+      { say: "after the stop" },
+    ]);
+    const { sidecar, context, page, errors, relay } = await openChat(sandbox, model);
+    try {
+      await page.locator("#chat-input").fill("do the job without a total");
+      await page.locator("#chat-send").click();
+      const text = page.locator(".tool-running .tool-progress-text");
+      await until(async () => /^step \d+ of 200$/.test((await text.textContent().catch(() => "")) ?? ""), "the server's message", 60_000);
+      assert.equal(await page.locator(".tool-running .spinner").count(), 1, "a spinner");
+      assert.equal(await page.locator(".tool-running progress").count(), 0, "no bar without a total");
+      const progress = relay.pushes.filter((p) => p.method === "wave/session/progress");
+      assert.ok(progress.length > 0 && progress.every((p) => p.params.total === undefined), "the pushes carried no total");
+      await page.screenshot({ path: path.join(outputDir, "43-chat-progress-spinner.png"), fullPage: true });
+      await page.locator("#chat-stop").click();
+      await page.locator(".chat-error", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator(".tool-running").count(), 0, "no call runs any more");
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      await model.close();
+      sandbox.cleanup();
+    }
+  });
 });
