@@ -35,7 +35,7 @@ const rows = (page) =>
   );
 
 describe("chat menus against the real sidecar (JCEF bridge)", () => {
-  test("PRM-1, PRM-2, PRM-3, PRM-4: `/` offers prompts with argument hints, `@` offers resources, both by keyboard; what they insert is sent", async () => {
+  test("PRM-1, PRM-2, PRM-3, PRM-4: `/` offers prompts with argument hints, `@` offers resources and templates, both by keyboard; what they insert is sent", async () => {
     const sandbox = makeSandbox({ empty: true });
     fs.writeFileSync(
       path.join(sandbox.workdir, ".mcp.json"),
@@ -82,10 +82,14 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
         .locator(".msg-assistant", { hasText: "reply to Review src/a.rs with a focus on error handling." })
         .waitFor({ timeout: 30_000 });
 
-      // `@` offers the resources (all 25, every page); typing narrows; arrows and Tab insert.
+      // `@` offers the resources (all 25, every page), then the template; typing narrows; arrows
+      // and Tab insert.
       await input.pressSequentially("compare @");
       await menu.waitFor({ state: "visible" });
-      assert.equal((await rows(page)).length, 25);
+      assert.deepEqual(
+        (await rows(page)).map((r) => r[0]),
+        [...Array.from({ length: 25 }, (_, i) => `@docs:test://doc/${i + 1}`), "@docs:test://doc/{n}"],
+      );
       await input.pressSequentially("doc/1");
       assert.deepEqual(
         (await rows(page)).map((r) => r[0]),
@@ -107,9 +111,26 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       await page.locator("#chat-send").click();
       await page.locator(".msg-assistant", { hasText: "document 11" }).waitFor({ timeout: 30_000 });
       assert.ok(
-        relay.sidecarLog.some((e) => e.method === "wave/mcp/resources" && e.result?.resources?.length === 25),
+        relay.sidecarLog.some((e) => e.method === "wave/mcp/resources" && e.result?.resources?.length === 25 && e.result?.templates?.length === 1),
         "the page asked wave/mcp/resources",
       );
+
+      // PRM-3: a resource template is inserted with its variable selected; typing fills it in.
+      await input.pressSequentially("summarize @{");
+      await menu.waitFor({ state: "visible" });
+      assert.deepEqual(await rows(page), [["@docs:test://doc/{n}", "text/plain", "true"]]);
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/{n} ");
+      assert.deepEqual(
+        await input.evaluate((el) => el.value.slice(el.selectionStart, el.selectionEnd)),
+        "{n}",
+        "the template's variable is selected",
+      );
+      await input.pressSequentially("7");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/7 ");
+      await page.keyboard.press("Escape");
+      await page.locator("#chat-send").click();
+      await page.locator(".msg-assistant", { hasText: "document 7" }).waitFor({ timeout: 30_000 });
       await page.screenshot({ path: path.join(outputDir, "32-chat-prompt-and-mention-sent.png"), fullPage: true });
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {

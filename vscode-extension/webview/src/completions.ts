@@ -1,6 +1,7 @@
 // The chat input's menus (PRM-1, PRM-3): typing `/` at the start offers the servers' prompts as
 // `/mcp__<server>__<prompt>` commands with their descriptions and argument hints; typing `@`
-// at the start of a word offers resources as `@<server>:<uri>`. The lists come from
+// at the start of a word offers resources as `@<server>:<uri>`, then resource templates as
+// `@<server>:<uriTemplate>` with its first `{…}` selected for the user to fill in. The lists come from
 // `wave/mcp/prompts` and `wave/mcp/resources`, asked when a menu opens and again after a
 // `wave/mcp/serversChanged` (a connect, or a server's list_changed: PRM-4). Arrow keys move,
 // Enter or Tab inserts, Escape closes. An input that is exactly a local command (`/mcp`, UI-1)
@@ -9,7 +10,7 @@
 // what is selected, what inserting does) is exported for the unit tests; `CompletionMenu` is the
 // DOM part.
 
-import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
+import type { McpPromptView, McpResourceTemplateView, McpResourceView } from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
 import { inputAction } from "./chatState";
 import { h } from "./dom";
@@ -28,6 +29,8 @@ export interface MenuItem {
   /** Argument hint: `<required> [optional]`. */
   hint: string;
   detail: string;
+  /** A resource template: after inserting, its first `{…}` expression is selected. */
+  template?: boolean;
 }
 
 /** The menu that the text before `cursor` asks for, if any. */
@@ -65,11 +68,33 @@ export function resourceItems(resources: McpResourceView[], query: string): Menu
     }));
 }
 
-/** The input after inserting `item` for `trigger`, and where the cursor goes. */
-export function applyItem(text: string, trigger: Trigger, item: MenuItem): { text: string; cursor: number } {
+/**
+ * Resource templates (RFC 6570 `uriTemplate`, PRM-3) as `@server:template`, after the
+ * resources: the user picks one and fills in its variables.
+ */
+export function templateItems(templates: McpResourceTemplateView[], query: string): MenuItem[] {
+  return templates
+    .filter((r) => matches(query, `${r.server}:${r.uriTemplate}`, r.name, r.description))
+    .map((r) => ({
+      insert: `@${r.server}:${r.uriTemplate}`,
+      hint: r.mimeType ?? "",
+      detail: r.description ? `${r.name} — ${r.description}` : r.name,
+      template: true,
+    }));
+}
+
+/**
+ * The input after inserting `item` for `trigger`, and where the cursor goes; for a template, the
+ * selection covers its first `{…}` so that typing replaces it.
+ */
+export function applyItem(text: string, trigger: Trigger, item: MenuItem): { text: string; cursor: number; select?: { start: number; end: number } } {
   const rest = text.slice(trigger.end).replace(/^\S*/, "");
   const inserted = `${item.insert} `;
-  return { text: text.slice(0, trigger.start) + inserted + rest.replace(/^ /, ""), cursor: trigger.start + inserted.length };
+  const next = { text: text.slice(0, trigger.start) + inserted + rest.replace(/^ /, ""), cursor: trigger.start + inserted.length };
+  const variable = item.template ? /\{[^{}]*\}/.exec(item.insert) : null;
+  if (!variable) return next;
+  const start = trigger.start + variable.index;
+  return { ...next, select: { start, end: start + variable[0].length } };
 }
 
 /**
@@ -92,6 +117,7 @@ const MAX_ROWS = 50;
 export class CompletionMenu {
   private prompts?: McpPromptView[];
   private resources?: McpResourceView[];
+  private templates?: McpResourceTemplateView[];
   private trigger?: Trigger;
   private items: MenuItem[] = [];
   private active = 0;
@@ -117,6 +143,7 @@ export class CompletionMenu {
   invalidate(): void {
     this.prompts = undefined;
     this.resources = undefined;
+    this.templates = undefined;
     if (this.trigger) void this.update();
   }
 
@@ -132,7 +159,9 @@ export class CompletionMenu {
         this.prompts = (await this.bridge.request("wave/mcp/prompts", { sessionId: this.sessionId })).prompts;
       }
       if (trigger.kind === "resource" && !this.resources) {
-        this.resources = (await this.bridge.request("wave/mcp/resources", { sessionId: this.sessionId })).resources;
+        const listed = await this.bridge.request("wave/mcp/resources", { sessionId: this.sessionId });
+        this.resources = listed.resources;
+        this.templates = listed.templates;
       }
     } catch {
       return this.close();
@@ -140,7 +169,10 @@ export class CompletionMenu {
     // The input may have changed while the list was asked for.
     const now = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
     if (!now || now.kind !== trigger.kind) return this.close();
-    const items = now.kind === "prompt" ? promptItems(this.prompts ?? [], now.query) : resourceItems(this.resources ?? [], now.query);
+    const items =
+      now.kind === "prompt"
+        ? promptItems(this.prompts ?? [], now.query)
+        : [...resourceItems(this.resources ?? [], now.query), ...templateItems(this.templates ?? [], now.query)];
     const same = this.trigger?.kind === now.kind && this.trigger.query === now.query;
     this.trigger = now;
     this.items = items.slice(0, MAX_ROWS);
@@ -174,7 +206,8 @@ export class CompletionMenu {
     const next = applyItem(this.input.value, this.trigger, item);
     this.input.value = next.text;
     this.input.focus();
-    this.input.setSelectionRange(next.cursor, next.cursor);
+    const select = next.select ?? { start: next.cursor, end: next.cursor };
+    this.input.setSelectionRange(select.start, select.end);
     this.close();
   }
 
