@@ -73,14 +73,8 @@ export function resourceItems(resources: McpResourceView[], query: string): Menu
  * resources: the user picks one and fills in its variables.
  */
 export function templateItems(templates: McpResourceTemplateView[], query: string): MenuItem[] {
-  return templates
-    .filter((r) => matches(query, `${r.server}:${r.uriTemplate}`, r.name, r.description))
-    .map((r) => ({
-      insert: `@${r.server}:${r.uriTemplate}`,
-      hint: r.mimeType ?? "",
-      detail: r.description ? `${r.name} — ${r.description}` : r.name,
-      template: true,
-    }));
+  const asResources = templates.map((r) => ({ ...r, uri: r.uriTemplate }));
+  return resourceItems(asResources, query).map((item) => ({ ...item, template: true }));
 }
 
 /**
