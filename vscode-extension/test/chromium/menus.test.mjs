@@ -6,53 +6,56 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
-  attachRelay,
   makeSandbox,
+  openChatPage,
   outputDir,
-  startEchoModel,
   startSidecar,
   testServerBin,
   until,
   useBrowser,
+  useEchoModel,
 } from "./support.mjs";
 
 const ui = useBrowser();
-let model;
-
-before(async () => {
-  model = await startEchoModel();
-});
-
-after(async () => {
-  await model?.close();
-});
+const echo = useEchoModel();
 
 const rows = (page) =>
   page.locator("#completion-menu .completion-item").evaluateAll((els) =>
     els.map((e) => [e.querySelector(".completion-insert")?.textContent, e.querySelector(".completion-hint")?.textContent ?? "", e.getAttribute("aria-selected")]),
   );
 
+/**
+ * The chat page on the real sidecar, whose project has our test server `docs` with `--prompts`
+ * (not connected yet); `close()` ends the page and the sidecar and removes the sandbox.
+ */
+async function openDocsChat() {
+  const sandbox = makeSandbox({ empty: true });
+  fs.writeFileSync(
+    path.join(sandbox.workdir, ".mcp.json"),
+    JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
+  );
+  const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: echo.model.baseUrl, WAVE_MODEL: "fake" } });
+  const chat = await openChatPage(ui, sidecar, { width: 760, height: 760 });
+  return {
+    ...chat,
+    sidecar,
+    input: chat.page.locator("#chat-input"),
+    menu: chat.page.locator("#completion-menu"),
+    async close() {
+      await chat.context.close();
+      await sidecar.stop();
+      sandbox.cleanup();
+    },
+  };
+}
+
 describe("chat menus against the real sidecar (JCEF bridge)", () => {
   test("PRM-1, PRM-2, PRM-3, PRM-4: `/` offers prompts with argument hints, `@` offers resources and templates, both by keyboard; what they insert is sent", async () => {
-    const sandbox = makeSandbox({ empty: true });
-    fs.writeFileSync(
-      path.join(sandbox.workdir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
-    );
-    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-    const context = await ui.browser.newContext({ viewport: { width: 760, height: 760 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    const relay = await attachRelay(page, sidecar);
-    const input = page.locator("#chat-input");
-    const menu = page.locator("#completion-menu");
+    const chat = await openDocsChat();
+    const { page, errors, relay, sidecar, input, menu } = chat;
     try {
-      await page.goto(`${ui.web.url}?page=chat&lang=en`);
-      await page.waitForSelector("body[data-ready=true]");
-
       // Nothing connected, nothing cached: `/` offers nothing yet.
       await input.click();
       await input.pressSequentially("/");
@@ -134,31 +137,16 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       await page.screenshot({ path: path.join(outputDir, "32-chat-prompt-and-mention-sent.png"), fullPage: true });
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await chat.close();
     }
   });
 
   test("UI-1, PRM-1: with a prompt-offering server connected, `/mcp` + Enter opens the settings page; a prompt is still picked by keyboard", async () => {
-    const sandbox = makeSandbox({ empty: true });
-    fs.writeFileSync(
-      path.join(sandbox.workdir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
-    );
-    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-    const context = await ui.browser.newContext({ viewport: { width: 760, height: 760 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    const relay = await attachRelay(page, sidecar);
-    const input = page.locator("#chat-input");
-    const menu = page.locator("#completion-menu");
+    const chat = await openDocsChat();
+    const { page, errors, relay, sidecar, input, menu } = chat;
     const opened = () => relay.hostLog.filter((e) => e.method === "host/openSettings").length;
     try {
       await sidecar.request("wave/mcp/connect", { name: "docs" });
-      await page.goto(`${ui.web.url}?page=chat&lang=en`);
-      await page.waitForSelector("body[data-ready=true]");
 
       // `/mcp` matches both prompts: the menu shows them with none selected.
       await input.click();
@@ -202,9 +190,7 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       );
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await chat.close();
     }
   });
 });

@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
 import {
   attachRelay,
   browse,
