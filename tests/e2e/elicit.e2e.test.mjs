@@ -6,56 +6,30 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as http from "node:http";
-import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
-  CHROMIUM,
-  CHROMIUM_ARGS,
-  chromium,
   installExtension,
+  lastMessage,
   makeSandbox,
+  openWorkbench,
   outputDir,
+  peersDir,
   processesMentioning,
   repoDir,
   runCommand,
-  startCodeServer,
+  startFakeModel,
   until,
   webviewFrame,
   writeUserSettings,
 } from "./support.mjs";
 
-const peersDir = process.env.WAVE_PEERS_DIR ?? path.join(os.homedir(), ".cache", "wave-mcp-peers");
 const python = path.join(peersDir, "venv", "bin", "python");
 const sb = makeSandbox();
 let model;
 let server;
 let browser;
 let page;
-
-/** Calls `mcp__py__ask_form` once per turn, then reports the tool's answer. */
-async function startFormModel() {
-  const httpServer = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const last = (JSON.parse(body || "{}").messages ?? []).at(-1);
-      const message =
-        last?.role === "tool"
-          ? { role: "assistant", content: `The server got: ${last.content}` }
-          : {
-              role: "assistant",
-              content: "Let me ask the shop server.",
-              tool_calls: [{ id: "call_1", type: "function", function: { name: "mcp__py__ask_form", arguments: "{}" } }],
-            };
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
-    });
-  });
-  await new Promise((r) => httpServer.listen(0, "127.0.0.1", r));
-  return { baseUrl: `http://127.0.0.1:${httpServer.address().port}/v1`, close: () => new Promise((r) => httpServer.close(r)) };
-}
 
 before(async () => {
   if (!fs.existsSync(python)) {
@@ -67,17 +41,15 @@ before(async () => {
     path.join(sb.workspace, ".mcp.json"),
     JSON.stringify({ mcpServers: { py: { command: python, args: [path.join(repoDir, "tests", "peers", "py_elicit.py")] } } }, null, 2) + "\n",
   );
-  model = await startFormModel();
+  // Calls `mcp__py__ask_form` once per turn, then reports the tool's answer.
+  model = await startFakeModel((request) => {
+    const last = lastMessage(request);
+    if (last?.role === "tool") return { say: `The server got: ${last.content}` };
+    return { call: "mcp__py__ask_form", arguments: {}, content: "Let me ask the shop server." };
+  });
   writeUserSettings(sb, { "wave.model.baseUrl": model.baseUrl, "wave.model.name": "fake-model" });
   installExtension(sb);
-  server = await startCodeServer(sb);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  await page.goto(server.url);
-  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
-  await page.locator(".explorer-folders-view .monaco-list-row", { hasText: ".mcp.json" }).waitFor({ timeout: 90_000 });
-  // The extension activates at start-up and runs its bundled sidecar.
-  await until(() => processesMentioning(path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp")).length > 0, "the sidecar", 90_000);
+  ({ server, browser, page } = await openWorkbench(sb));
 });
 
 after(async () => {

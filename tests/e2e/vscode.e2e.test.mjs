@@ -13,21 +13,18 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   addUserServer,
-  CHROMIUM,
-  CHROMIUM_ARGS,
-  chromium,
   hasWebviewFrame,
   installExtension,
   makeSandbox,
+  openWorkbench,
   outputDir,
   pidAlive,
   processesMentioning,
   projectConfigText,
   readPids,
   runCommand,
-  startCodeServer,
-  startFakeModel,
   startOAuthMcpServer,
+  startWorkspaceModel,
   testServerBin,
   until,
   webviewFrame,
@@ -51,7 +48,7 @@ const row = (frame, name) => frame.locator(`li.server-row[data-server="${name}"]
 before(async () => {
   fs.mkdirSync(outputDir, { recursive: true });
   for (const f of fs.readdirSync(outputDir)) if (f.endsWith(".png")) fs.rmSync(path.join(outputDir, f));
-  model = await startFakeModel();
+  model = await startWorkspaceModel();
   // AUTH-*: a remote server behind a real authorization server (the MCP TypeScript SDK's
   // example), in the user config.
   oauth = await startOAuthMcpServer();
@@ -64,16 +61,7 @@ before(async () => {
   });
   installExtension(sb);
   assert.ok(fs.existsSync(path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp")), "the .vsix carries the sidecar");
-  server = await startCodeServer(sb);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on("pageerror", (e) => pageErrors.push(String(e)));
-  await page.goto(server.url);
-  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
-  // The explorer shows the workspace once the window is up.
-  await page.locator(".explorer-folders-view .monaco-list-row", { hasText: ".mcp.json" }).waitFor({ timeout: 90_000 });
-  // The extension activates at start-up and runs its bundled sidecar.
-  await until(() => processesMentioning(path.join(sb.extensions, "wave.wave-mcp-0.1.0", "bin", "wave-mcp")).length > 0, "the sidecar", 90_000);
+  ({ server, browser, page } = await openWorkbench(sb, { pageErrors }));
 });
 
 after(async () => {

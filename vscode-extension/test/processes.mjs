@@ -1,11 +1,44 @@
 // Shared by the Chromium layer (test/chromium) and the code-server end-to-end tests (tests/e2e):
-// how Chromium is started on these machines, and process checks through /proc by pid.
+// where the binaries are, the workspace's `.mcp.json`, how Chromium is started on these
+// machines, free ports, and process checks through /proc by pid. (The fake model: fakeModel.mjs.)
 
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repoDir, "target");
+export const testServerBin = process.env.WAVE_TEST_SERVER ?? path.join(targetDir, "debug", "wave-mcp-test-server");
+
+/**
+ * The project `.mcp.json` of both layers' sandboxes, written by hand: the delete tests check
+ * that every other byte survives. alpha initializes slowly (so Connecting... shows), broken
+ * cannot start, its `${SECRET_TOKEN}` shown as written (SEC-1); pids go to `<root>/<name>.pid`.
+ */
+export function projectConfigText(root) {
+  const ts = JSON.stringify(testServerBin);
+  const pidFile = (name) => JSON.stringify(path.join(root, `${name}.pid`));
+  return `{
+  "mcpServers": {
+    "alpha": {
+      "command": ${ts},
+      "args": ["--name", "alpha", "--tools", "echo,add,pid", "--slow-initialize-ms", "800", "--pid-file", ${pidFile("alpha")}]
+    },
+    "beta": {
+      "command": ${ts},
+      "args": ["--name", "beta", "--tools", "echo", "--pid-file", ${pidFile("beta")}]
+    },
+    "broken": {
+      "command": "/nonexistent/wave-missing-server",
+      "args": ["--token", "\${SECRET_TOKEN}"]
+    }
+  }
+}
+`;
+}
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 // Without the background-networking flags Chromium keeps dialing Google's hosts, which a closed

@@ -4,40 +4,26 @@
 
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
-  attachRelay,
   makeSandbox,
+  openChatPage,
   outputDir,
-  startEchoModel,
   startSidecar,
   until,
   useBrowser,
+  useEchoModel,
 } from "./support.mjs";
 
 const ui = useBrowser();
-let model;
-
-before(async () => {
-  model = await startEchoModel();
-});
-
-after(async () => {
-  await model?.close();
-});
+const echo = useEchoModel();
 
 describe("chat page against the real sidecar (JCEF bridge)", () => {
   test("CHAT-1: messages come from the sidecar (the user's own first); a reloaded page shows the whole conversation", async () => {
     const sandbox = makeSandbox({ empty: true });
-    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-    const context = await ui.browser.newContext({ viewport: { width: 700, height: 760 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    const relay = await attachRelay(page, sidecar);
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: echo.model.baseUrl, WAVE_MODEL: "fake" } });
+    const { context, page, errors, relay } = await openChatPage(ui, sidecar);
     try {
-      await page.goto(`${ui.web.url}?page=chat&lang=en`);
-      await page.waitForSelector("body[data-ready=true]");
       for (const text of ["first question", "second question"]) {
         await page.locator("#chat-input").fill(text);
         await page.locator("#chat-send").click();
@@ -82,12 +68,8 @@ describe("chat page against the real sidecar (JCEF bridge)", () => {
   test("CHAT-1: a message the sidecar refuses (no model: chatUnavailable) is not shown as sent; its text goes back to the input", async () => {
     const sandbox = makeSandbox({ empty: true });
     const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: "", WAVE_MODEL: "" } });
-    const context = await ui.browser.newContext({ viewport: { width: 700, height: 760 } });
-    const page = await context.newPage();
-    const relay = await attachRelay(page, sidecar);
+    const { context, page, relay } = await openChatPage(ui, sidecar);
     try {
-      await page.goto(`${ui.web.url}?page=chat&lang=en`);
-      await page.waitForSelector("body[data-ready=true]");
       await page.locator("#chat-input").fill("hello?");
       await page.locator("#chat-send").click();
       await page.locator(".chat-error").waitFor({ timeout: 20_000 });

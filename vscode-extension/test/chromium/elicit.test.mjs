@@ -5,15 +5,16 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as path from "node:path";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { peersDir } from "../processes.mjs";
 import {
-  attachRelay,
+  lastMessage,
   makeSandbox,
+  openChatPage,
   outputDir,
   repoDir,
+  startFakeModel,
   startSidecar,
   until,
   useBrowser,
@@ -40,22 +41,11 @@ const SCHEMA = {
   required: ["name", "email", "role"],
 };
 
-async function chatPage(sidecar) {
-  const context = await ui.browser.newContext({ viewport: { width: 700, height: 1100 } });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const relay = await attachRelay(page, sidecar);
-  await page.goto(`${ui.web.url}?page=chat&lang=en`);
-  await page.waitForSelector("body[data-ready=true]");
-  return { context, page, relay, errors };
-}
-
 describe("elicitation on the chat page (JCEF bridge)", () => {
   test("LONG-5: a form for every schema type, checked before it is sent; LONG-6: URL mode; one dialog at a time", async () => {
     const sandbox = makeSandbox({ empty: true });
     const sidecar = await startSidecar(sandbox);
-    const { context, page, relay, errors } = await chatPage(sidecar);
+    const { context, page, relay, errors } = await openChatPage(ui, sidecar, { width: 700, height: 1100 });
     try {
       const answer = relay.ask("wave/session/elicit", {
         sessionId: "default",
@@ -195,14 +185,17 @@ describe("elicitation on the chat page (JCEF bridge)", () => {
       test.skip?.("PyPI mcp not installed");
       return;
     }
-    const model = await startToolModel("mcp__py__ask_form");
+    // The first answer of a turn calls the form tool, the next says "done".
+    const model = await startFakeModel((request) =>
+      lastMessage(request)?.role === "tool" ? { say: "done" } : { call: "mcp__py__ask_form", arguments: {} },
+    );
     const sandbox = makeSandbox({ empty: true });
     fs.writeFileSync(
       path.join(sandbox.workdir, ".mcp.json"),
       JSON.stringify({ mcpServers: { py: { command: python, args: [path.join(repoDir, "tests", "peers", "py_elicit.py")] } } }),
     );
     const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-    const { context, page, errors } = await chatPage(sidecar);
+    const { context, page, errors } = await openChatPage(ui, sidecar, { width: 700, height: 1100 });
     try {
       await page.locator("#chat-input").fill("sign me up");
       await page.locator("#chat-send").click();
@@ -225,24 +218,3 @@ describe("elicitation on the chat page (JCEF bridge)", () => {
     }
   });
 });
-
-/** An OpenAI-compatible model: the first answer of a turn calls `tool`, the next says "done". */
-async function startToolModel(tool) {
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const messages = JSON.parse(body || "{}").messages ?? [];
-      const last = messages[messages.length - 1];
-      const message =
-        last?.role === "tool"
-          ? { role: "assistant", content: "done" }
-          : { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: tool, arguments: "{}" } }] };
-      const finish = message.tool_calls ? "tool_calls" : "stop";
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }] }));
-    });
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
-}

@@ -1,74 +1,61 @@
 // Live turns in the shared chat page, headless Chromium against the REAL sidecar (`wave-mcp lsp`)
 // and our test server, through the JCEF adapter: streamed text (LONG-1), a running tool call
-// with its progress bar (LONG-2) and Stop (LONG-3), with the server's record of the cancel.
+// with its progress bar, or its message and a spinner without a total (LONG-2), and Stop (LONG-3),
+// with the server's record of the cancel.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
-  attachRelay,
   makeSandbox,
+  openChatPage,
   outputDir,
+  scripted,
+  startFakeModel,
   startSidecar,
   testServerBin,
   until,
   useBrowser,
 } from "./support.mjs";
 
-/**
- * An OpenAI-compatible model that streams (SSE) from a script: `{ say, gapMs }` streams the
- * words with a pause before each, `{ call, arguments }` streams one tool call.
- */
-async function startStreamingModel(script) {
-  const requests = [];
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", async () => {
-      requests.push(JSON.parse(body || "{}"));
-      const step = script[requests.length - 1] ?? { say: "(script exhausted)" };
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      const send = (delta) => res.write(`data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta }] })}\n\n`);
-      send({ role: "assistant", content: "" });
-      if (step.call) {
-        send({ tool_calls: [{ index: 0, id: `call_${requests.length}`, type: "function", function: { name: step.call, arguments: "" } }] });
-        send({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(step.arguments) } }] });
-      } else {
-        for (const word of step.say.split(/(?<= )/)) {
-          await new Promise((r) => setTimeout(r, step.gapMs ?? 0));
-          if (res.destroyed) return;
-          send({ content: word });
-        }
-      }
-      res.end("data: [DONE]\n\n");
-    });
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
-}
+/** A model that streams (SSE) its steps, one a request: `{ say, gapMs }` or `{ call, arguments }`. */
+const startStreamingModel = (steps) => startFakeModel(scripted(steps.map((step) => ({ ...step, stream: true }))));
 
 const ui = useBrowser();
 
-async function openChat(sandbox, model) {
+/**
+ * The chat page on the real sidecar, with a streaming model that runs `steps` and, in the
+ * project's `.mcp.json`, the servers `servers(sandbox)` returns; `close()` ends the page, the
+ * sidecar and the model, and removes the sandbox.
+ */
+async function openChat(steps, servers) {
+  const sandbox = makeSandbox({ empty: true });
+  if (servers) fs.writeFileSync(path.join(sandbox.workdir, ".mcp.json"), JSON.stringify({ mcpServers: servers(sandbox) }));
+  const model = await startStreamingModel(steps);
   const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-  const context = await ui.browser.newContext({ viewport: { width: 700, height: 760 } });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const relay = await attachRelay(page, sidecar);
-  await page.goto(`${ui.web.url}?page=chat&lang=en`);
-  await page.waitForSelector("body[data-ready=true]");
-  return { sidecar, context, page, errors, relay };
+  const chat = await openChatPage(ui, sidecar);
+  return {
+    ...chat,
+    sandbox,
+    model,
+    async close() {
+      await chat.context.close();
+      await sidecar.stop();
+      await model.close();
+      sandbox.cleanup();
+    },
+  };
 }
+
+/** Our test server as `work`, with its `progress` tool (LONG-2, LONG-3). */
+const workServer = (...args) => ({ work: { command: testServerBin, args: ["--tools", "progress", ...args] } });
 
 describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
   test("LONG-1: the answer streams into the page, then the complete message replaces it", async () => {
-    const sandbox = makeSandbox({ empty: true });
     const answer = "this answer arrives one word at a time so you can watch it grow";
-    const model = await startStreamingModel([{ say: answer, gapMs: 150 }]);
-    const { sidecar, context, page, errors, relay } = await openChat(sandbox, model);
+    const chat = await openChat([{ say: answer, gapMs: 150 }]);
+    const { page, errors, relay } = chat;
     try {
       await page.locator("#chat-input").fill("stream please");
       await page.locator("#chat-send").click();
@@ -85,22 +72,17 @@ describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
       assert.ok(relay.pushes.filter((p) => p.method === "wave/session/delta").length >= 10, "the deltas were forwarded");
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await chat.close();
     }
   });
 
   test("LONG-2, LONG-3: a running call shows its progress bar; Stop cancels it on the server and the turn ends stopped", async () => {
-    const sandbox = makeSandbox({ empty: true });
-    const events = path.join(sandbox.root, "events.log");
-    fs.writeFileSync(
-      path.join(sandbox.workdir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { work: { command: testServerBin, args: ["--tools", "progress", "--event-log", events] } } }),
+    const chat = await openChat(
+      [{ call: "mcp__work__progress", arguments: { steps: 200, ms: 300 } }, { say: "after the stop" }],
+      (sandbox) => workServer("--event-log", path.join(sandbox.root, "events.log")),
     );
-    const model = await startStreamingModel([{ call: "mcp__work__progress", arguments: { steps: 200, ms: 300 } }, { say: "after the stop" }]);
-    const { sidecar, context, page, errors } = await openChat(sandbox, model);
+    const { page, errors, model } = chat;
+    const events = path.join(chat.sandbox.root, "events.log");
     try {
       await page.locator("#chat-input").fill("do the long job");
       await page.locator("#chat-send").click();
@@ -122,10 +104,32 @@ describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
       await page.screenshot({ path: path.join(outputDir, "42-chat-stopped.png"), fullPage: true });
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await chat.close();
+    }
+  });
+
+  test("LONG-2: progress without a total shows the server's message beside a spinner, no bar", async () => {
+    const chat = await openChat(
+      [{ call: "mcp__work__progress", arguments: { steps: 200, ms: 300, withTotal: false } }, { say: "after the stop" }],
+      () => workServer(),
+    );
+    const { page, errors, relay } = chat;
+    try {
+      await page.locator("#chat-input").fill("do the job without a total");
+      await page.locator("#chat-send").click();
+      const text = page.locator(".tool-running .tool-progress-text");
+      await until(async () => /^step \d+ of 200$/.test((await text.textContent().catch(() => "")) ?? ""), "the server's message", 60_000);
+      assert.equal(await page.locator(".tool-running .spinner").count(), 1, "a spinner");
+      assert.equal(await page.locator(".tool-running progress").count(), 0, "no bar without a total");
+      const progress = relay.pushes.filter((p) => p.method === "wave/session/progress");
+      assert.ok(progress.length > 0 && progress.every((p) => p.params.total === undefined), "the pushes carried no total");
+      await page.screenshot({ path: path.join(outputDir, "43-chat-progress-spinner.png"), fullPage: true });
+      await page.locator("#chat-stop").click();
+      await page.locator(".chat-error", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator(".tool-running").count(), 0, "no call runs any more");
+      assert.deepEqual(errors, []);
+    } finally {
+      await chat.close();
     }
   });
 });

@@ -6,53 +6,56 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
-  attachRelay,
   makeSandbox,
+  openChatPage,
   outputDir,
-  startEchoModel,
   startSidecar,
   testServerBin,
   until,
   useBrowser,
+  useEchoModel,
 } from "./support.mjs";
 
 const ui = useBrowser();
-let model;
-
-before(async () => {
-  model = await startEchoModel();
-});
-
-after(async () => {
-  await model?.close();
-});
+const echo = useEchoModel();
 
 const rows = (page) =>
   page.locator("#completion-menu .completion-item").evaluateAll((els) =>
     els.map((e) => [e.querySelector(".completion-insert")?.textContent, e.querySelector(".completion-hint")?.textContent ?? "", e.getAttribute("aria-selected")]),
   );
 
-describe("chat menus against the real sidecar (JCEF bridge)", () => {
-  test("PRM-1, PRM-2, PRM-3, PRM-4: `/` offers prompts with argument hints, `@` offers resources, both by keyboard; what they insert is sent", async () => {
-    const sandbox = makeSandbox({ empty: true });
-    fs.writeFileSync(
-      path.join(sandbox.workdir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
-    );
-    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
-    const context = await ui.browser.newContext({ viewport: { width: 760, height: 760 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    const relay = await attachRelay(page, sidecar);
-    const input = page.locator("#chat-input");
-    const menu = page.locator("#completion-menu");
-    try {
-      await page.goto(`${ui.web.url}?page=chat&lang=en`);
-      await page.waitForSelector("body[data-ready=true]");
+/**
+ * The chat page on the real sidecar, whose project has our test server `docs` with `--prompts`
+ * (not connected yet); `close()` ends the page and the sidecar and removes the sandbox.
+ */
+async function openDocsChat() {
+  const sandbox = makeSandbox({ empty: true });
+  fs.writeFileSync(
+    path.join(sandbox.workdir, ".mcp.json"),
+    JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
+  );
+  const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: echo.model.baseUrl, WAVE_MODEL: "fake" } });
+  const chat = await openChatPage(ui, sidecar, { width: 760, height: 760 });
+  return {
+    ...chat,
+    sidecar,
+    input: chat.page.locator("#chat-input"),
+    menu: chat.page.locator("#completion-menu"),
+    async close() {
+      await chat.context.close();
+      await sidecar.stop();
+      sandbox.cleanup();
+    },
+  };
+}
 
+describe("chat menus against the real sidecar (JCEF bridge)", () => {
+  test("PRM-1, PRM-2, PRM-3, PRM-4: `/` offers prompts with argument hints, `@` offers resources and templates, both by keyboard; what they insert is sent", async () => {
+    const chat = await openDocsChat();
+    const { page, errors, relay, sidecar, input, menu } = chat;
+    try {
       // Nothing connected, nothing cached: `/` offers nothing yet.
       await input.click();
       await input.pressSequentially("/");
@@ -82,10 +85,14 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
         .locator(".msg-assistant", { hasText: "reply to Review src/a.rs with a focus on error handling." })
         .waitFor({ timeout: 30_000 });
 
-      // `@` offers the resources (all 25, every page); typing narrows; arrows and Tab insert.
+      // `@` offers the resources (all 25, every page), then the template; typing narrows; arrows
+      // and Tab insert.
       await input.pressSequentially("compare @");
       await menu.waitFor({ state: "visible" });
-      assert.equal((await rows(page)).length, 25);
+      assert.deepEqual(
+        (await rows(page)).map((r) => r[0]),
+        [...Array.from({ length: 25 }, (_, i) => `@docs:test://doc/${i + 1}`), "@docs:test://doc/{n}"],
+      );
       await input.pressSequentially("doc/1");
       assert.deepEqual(
         (await rows(page)).map((r) => r[0]),
@@ -107,15 +114,83 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       await page.locator("#chat-send").click();
       await page.locator(".msg-assistant", { hasText: "document 11" }).waitFor({ timeout: 30_000 });
       assert.ok(
-        relay.sidecarLog.some((e) => e.method === "wave/mcp/resources" && e.result?.resources?.length === 25),
+        relay.sidecarLog.some((e) => e.method === "wave/mcp/resources" && e.result?.resources?.length === 25 && e.result?.templates?.length === 1),
         "the page asked wave/mcp/resources",
       );
+
+      // PRM-3: a resource template is inserted with its variable selected; typing fills it in.
+      await input.pressSequentially("summarize @{");
+      await menu.waitFor({ state: "visible" });
+      assert.deepEqual(await rows(page), [["@docs:test://doc/{n}", "text/plain", "true"]]);
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/{n} ");
+      assert.deepEqual(
+        await input.evaluate((el) => el.value.slice(el.selectionStart, el.selectionEnd)),
+        "{n}",
+        "the template's variable is selected",
+      );
+      await input.pressSequentially("7");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/7 ");
+      await page.keyboard.press("Escape");
+      await page.locator("#chat-send").click();
+      await page.locator(".msg-assistant", { hasText: "document 7" }).waitFor({ timeout: 30_000 });
       await page.screenshot({ path: path.join(outputDir, "32-chat-prompt-and-mention-sent.png"), fullPage: true });
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await chat.close();
+    }
+  });
+
+  test("UI-1, PRM-1: with a prompt-offering server connected, `/mcp` + Enter opens the settings page; a prompt is still picked by keyboard", async () => {
+    const chat = await openDocsChat();
+    const { page, errors, relay, sidecar, input, menu } = chat;
+    const opened = () => relay.hostLog.filter((e) => e.method === "host/openSettings").length;
+    try {
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+
+      // `/mcp` matches both prompts: the menu shows them with none selected.
+      await input.click();
+      await input.pressSequentially("/mcp");
+      await menu.waitFor({ state: "visible", timeout: 20_000 });
+      assert.deepEqual(await rows(page), [
+        ["/mcp__docs__review", "<file> [focus]", "false"],
+        ["/mcp__docs__hello", "", "false"],
+      ]);
+      assert.equal(await input.getAttribute("aria-activedescendant"), null);
+      await page.screenshot({ path: path.join(outputDir, "33-chat-mcp-with-prompt-menu.png"), fullPage: true });
+      // UI-1: Enter runs `/mcp`: the settings page opens, nothing is inserted or sent.
+      await page.keyboard.press("Enter");
+      await until(async () => opened() === 1, "host/openSettings after /mcp + Enter");
+      assert.equal(await input.inputValue(), "");
+      assert.equal(await menu.isVisible(), false);
+
+      // PRM-1: an arrow key selects a row (up from none: the last), and then Enter inserts it.
+      await input.pressSequentially("/mcp");
+      await menu.waitFor({ state: "visible" });
+      await page.keyboard.press("ArrowUp");
+      assert.deepEqual((await rows(page)).map((r) => r[2]), ["false", "true"]);
+      assert.equal(await input.getAttribute("aria-activedescendant"), "completion-1");
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__hello ");
+      assert.equal(await menu.isVisible(), false);
+      assert.equal(opened(), 1, "picking a prompt does not open the settings page");
+      // Sent, the picked prompt is expanded by the sidecar (PRM-2) and answered.
+      await page.keyboard.press("Enter");
+      await page.locator(".msg-assistant", { hasText: "reply to Say hello." }).waitFor({ timeout: 30_000 });
+      // Tab on `/mcp` (none selected) completes the first row.
+      await input.pressSequentially("/mcp");
+      await menu.waitFor({ state: "visible" });
+      await page.keyboard.press("Tab");
+      assert.equal(await input.inputValue(), "/mcp__docs__review ");
+      assert.equal(opened(), 1);
+      assert.deepEqual(
+        relay.sidecarLog.filter((e) => e.method === "wave/session/send").map((e) => e.params.text),
+        ["/mcp__docs__hello "],
+        "`/mcp` was never sent",
+      );
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await chat.close();
     }
   });
 });

@@ -8,17 +8,13 @@ import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before } from "node:test";
-import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { CHROMIUM, CHROMIUM_ARGS } from "../processes.mjs";
+import { startEchoModel } from "../fakeModel.mjs";
+import { CHROMIUM, CHROMIUM_ARGS, projectConfigText, repoDir, targetDir, testServerBin } from "../processes.mjs";
 import { CancellationTokenSource, createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const extensionDir = path.resolve(here, "..", "..");
-export const repoDir = path.resolve(extensionDir, "..");
-export const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repoDir, "target");
+export const extensionDir = path.join(repoDir, "vscode-extension");
 export const sidecarBin = process.env.WAVE_SIDECAR ?? path.join(targetDir, "debug", "wave-mcp");
-export const testServerBin = process.env.WAVE_TEST_SERVER ?? path.join(targetDir, "debug", "wave-mcp-test-server");
 export const outputDir = process.env.WAVE_TEST_OUTPUT
   ? path.resolve(process.env.WAVE_TEST_OUTPUT, "webview-chromium")
   : path.join(targetDir, "test-output", "webview-chromium");
@@ -30,32 +26,14 @@ export {
   CHROMIUM_ARGS,
   pidAlive,
   processesMentioning,
+  projectConfigText,
+  repoDir,
   serverPids,
   startOAuthMcpServer,
+  targetDir,
+  testServerBin,
 } from "../processes.mjs";
-
-/** A project `.mcp.json` written by hand: the delete test checks every other byte survives. */
-export function projectConfigText(root) {
-  const ts = JSON.stringify(testServerBin);
-  const pidFile = (name) => JSON.stringify(path.join(root, `${name}.pid`));
-  return `{
-  "mcpServers": {
-    "alpha": {
-      "command": ${ts},
-      "args": ["--name", "alpha", "--tools", "echo,add,pid", "--slow-initialize-ms", "700", "--pid-file", ${pidFile("alpha")}]
-    },
-    "beta": {
-      "command": ${ts},
-      "args": ["--name", "beta", "--tools", "echo", "--pid-file", ${pidFile("beta")}]
-    },
-    "broken": {
-      "command": "/nonexistent/wave-missing-server",
-      "args": ["--token", "\${SECRET_TOKEN}"]
-    }
-  }
-}
-`;
-}
+export { lastMessage, scripted, startFakeModel } from "../fakeModel.mjs";
 
 /** Creates HOME (user + plugin servers) and a workspace folder named `demo-project`. */
 export function makeSandbox({ empty = false } = {}) {
@@ -281,9 +259,6 @@ export async function until(fn, what, timeoutMs = 20_000) {
   }
 }
 
-
-
-
 /**
  * One headless Chromium and the webview's page server for a test file, started in `before` and
  * closed in `after` (node:test hooks of the calling file): use `ui.browser` and `ui.web` in tests.
@@ -302,19 +277,33 @@ export function useBrowser() {
   return ui;
 }
 
-/** A fake OpenAI-compatible model answering every request with `reply to <the last user message>`. */
-export async function startEchoModel() {
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const messages = JSON.parse(body || "{}").messages ?? [];
-      const user = [...messages].reverse().find((m) => m.role === "user");
-      const message = { role: "assistant", content: `reply to ${user?.content ?? ""}` };
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }] }));
-    });
+/**
+ * A fake model answering every request with `reply to <the last user message>` for a test file,
+ * started in `before` and closed in `after`: use `echo.model` (its `baseUrl`) in tests.
+ */
+export function useEchoModel() {
+  const echo = { model: undefined };
+  before(async () => {
+    echo.model = await startEchoModel();
   });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+  after(async () => {
+    await echo.model?.close();
+  });
+  return echo;
+}
+
+/**
+ * The chat page in a new browser context of `ui` (see `useBrowser`), relayed to `sidecar` as the
+ * JetBrains plugin does (`attachRelay`), loaded and ready. `errors` collects the page's script
+ * errors; the caller closes `context`.
+ */
+export async function openChatPage(ui, sidecar, { width = 700, height = 760 } = {}) {
+  const context = await ui.browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const relay = await attachRelay(page, sidecar);
+  await page.goto(`${ui.web.url}?page=chat&lang=en`);
+  await page.waitForSelector("body[data-ready=true]");
+  return { context, page, errors, relay };
 }

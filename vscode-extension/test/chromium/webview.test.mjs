@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
 import {
   attachRelay,
   browse,
@@ -664,6 +663,75 @@ describe("BUD-2: per-tool switches", () => {
       assert.equal(await echo.isChecked(), true);
       assert.equal(await echo.isDisabled(), true);
       await shot(page, "11-tool-switch-read-only");
+    } finally {
+      await ui.close();
+      sandbox.cleanup();
+    }
+    assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
+  });
+});
+
+// BUD-6 through the real sidecar: a connected server changes its tool list at run time (our test
+// server replaces it from a file on SIGUSR1 and sends `notifications/tools/list_changed`); the
+// open page's expanded tool list follows live, without a reload and without a reconnect.
+describe("BUD-6: a server's tool list changes while the page shows it", () => {
+  test("BUD-6: tools/list_changed updates the expanded tool list and the count live", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    const toolsFile = path.join(sandbox.root, "next-tools.txt");
+    fs.writeFileSync(
+      path.join(sandbox.workdir, ".mcp.json"),
+      JSON.stringify(
+        {
+          mcpServers: {
+            shifty: {
+              command: testServerBin,
+              args: ["--name", "shifty", "--tools", "echo,pid", "--retool-on-sigusr1", toolsFile, "--pid-file", path.join(sandbox.root, "shifty.pid")],
+            },
+          },
+        },
+        null,
+        2,
+      ) + "\n",
+    );
+    const ui = await openPage({ sandbox });
+    const { page } = ui;
+    const shifty = row(page, "shifty");
+    const shown = () => shifty.locator("details.tool-list li.tool").evaluateAll((els) => els.map((e) => e.dataset.tool));
+    const retool = (list) => {
+      fs.writeFileSync(toolsFile, list);
+      process.kill(pid, "SIGUSR1");
+    };
+    let pid;
+    try {
+      await tab(page, "project").click();
+      await shifty.locator("button[data-action=connect]").click();
+      await until(async () => (await shifty.getAttribute("data-status")) === "connected", "shifty connected");
+      [pid] = serverPids(sandbox, "shifty");
+      assert.ok(pid && pidAlive(pid), "the server's pid");
+      await shifty.locator("details.tool-list summary").click();
+      assert.deepEqual(await shown(), ["echo", "pid"]);
+      assert.equal(await shifty.locator(".tool-count").textContent(), "2 tools");
+      await page.evaluate(() => (window.__marker = "same page"));
+
+      // A tool added: it appears in the open list (sorted by name, as always), with its switch on.
+      retool("add,echo,pid");
+      await until(async () => (await shown()).join() === "add,echo,pid", "add appears in the open list");
+      assert.equal(await shifty.locator(".tool-count").textContent(), "3 tools");
+      assert.equal(await shifty.locator('input[data-key="tool-shifty-add"]').isChecked(), true);
+      await shot(page, "12-tools-changed-live");
+      // A tool removed: it goes.
+      retool("add,pid");
+      await until(async () => (await shown()).join() === "add,pid", "echo leaves the open list");
+      assert.equal(await shifty.locator(".tool-count").textContent(), "2 tools");
+
+      assert.equal(await shifty.locator("details.tool-list").getAttribute("open"), "", "the list stayed expanded");
+      assert.equal(await page.evaluate(() => window.__marker), "same page", "no reload");
+      assert.equal(await shifty.getAttribute("data-status"), "connected");
+      assert.deepEqual(serverPids(sandbox, "shifty"), [pid], "the same process: no reconnect");
+      const pushedTools = ui.relay.pushes
+        .filter((p) => p.method === "wave/mcp/serversChanged")
+        .map((p) => p.params.servers.find((s) => s.name === "shifty")?.tools.map((t) => t.name).join());
+      assert.ok(pushedTools.includes("add,echo,pid") && pushedTools.includes("add,pid"), "both changes came as serversChanged pushes");
     } finally {
       await ui.close();
       sandbox.cleanup();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyItem, argumentHint, promptItems, resourceItems, triggerAt } from "../../webview/src/completions";
-import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
+import { applyItem, argumentHint, initialActive, moveActive, promptItems, resourceItems, templateItems, triggerAt } from "../../webview/src/completions";
+import type { McpPromptView, McpResourceTemplateView, McpResourceView } from "../../src/protocol.generated";
 
 const review: McpPromptView = {
   server: "docs",
@@ -14,6 +14,7 @@ const review: McpPromptView = {
   fromCache: false,
 };
 const hello: McpPromptView = { server: "docs", name: "hello", fullName: "mcp__docs__hello", arguments: [], fromCache: true };
+const docTemplate: McpResourceTemplateView = { server: "docs", uriTemplate: "test://doc/{n}", name: "doc", mimeType: "text/plain", fromCache: false };
 const doc = (n: number): McpResourceView => ({ server: "docs", uri: `test://doc/${n}`, name: `doc-${n}`, mimeType: "text/plain", fromCache: false });
 
 describe("chat menus (PRM-1, PRM-3)", () => {
@@ -42,6 +43,23 @@ describe("chat menus (PRM-1, PRM-3)", () => {
     expect(items[0]).toEqual({ insert: "@docs:test://doc/1", hint: "text/plain", detail: "doc-1" });
   });
 
+  it("PRM-3: resource templates are offered as @server:template, filtered like resources; inserting one selects its first variable", () => {
+    const fileTemplate: McpResourceTemplateView = { server: "fs", uriTemplate: "file:///{+path}", name: "file", description: "A file", fromCache: true };
+    expect(templateItems([docTemplate, fileTemplate], "")).toEqual([
+      { insert: "@docs:test://doc/{n}", hint: "text/plain", detail: "doc", template: true },
+      { insert: "@fs:file:///{+path}", hint: "", detail: "file — A file", template: true },
+    ]);
+    expect(templateItems([docTemplate, fileTemplate], "docs:").map((i) => i.insert)).toEqual(["@docs:test://doc/{n}"]);
+    expect(templateItems([docTemplate, fileTemplate], "a file").map((i) => i.insert)).toEqual(["@fs:file:///{+path}"]);
+    const trigger = triggerAt("read @do", 8)!;
+    const [item] = templateItems([docTemplate], trigger.query);
+    const next = applyItem("read @do", trigger, item);
+    expect(next).toEqual({ text: "read @docs:test://doc/{n} ", cursor: 26, select: { start: 22, end: 25 } });
+    expect(next.text.slice(next.select!.start, next.select!.end)).toBe("{n}");
+    // A resource's URI is inserted as it is, the cursor after it.
+    expect(applyItem("read @do", trigger, resourceItems([doc(1)], "")[0]).select).toBeUndefined();
+  });
+
   it("inserting replaces the typed word and leaves one space before the cursor", () => {
     const trigger = triggerAt("see @do more", 7)!;
     expect(applyItem("see @do more", trigger, { insert: "@docs:test://doc/1", hint: "", detail: "" })).toEqual({
@@ -50,5 +68,19 @@ describe("chat menus (PRM-1, PRM-3)", () => {
     });
     const slash = triggerAt("/re", 3)!;
     expect(applyItem("/re", slash, { insert: "/mcp__docs__review", hint: "", detail: "" })).toEqual({ text: "/mcp__docs__review ", cursor: 19 });
+  });
+
+  it("UI-1, PRM-1: exactly `/mcp` opens the menu with no row selected, so Enter runs the command; arrows select a row to pick", () => {
+    // `/mcp` matches `/mcp__…` prompts, but Send would open the settings page: nothing is selected.
+    expect(triggerAt("/mcp", 4)?.kind).toBe("prompt");
+    expect(initialActive("/mcp")).toBe(-1);
+    // Anything else typed after `/` selects the first row, which Enter inserts.
+    for (const text of ["/", "/m", "/mc", "/mcp_", "/mcpx", "/mcp__docs__review", "/settings"]) expect(initialActive(text), text).toBe(0);
+    // From no selection, down selects the first row and up the last; then they wrap around.
+    expect(moveActive(-1, 1, 3)).toBe(0);
+    expect(moveActive(-1, -1, 3)).toBe(2);
+    expect(moveActive(2, 1, 3)).toBe(0);
+    expect(moveActive(0, -1, 3)).toBe(2);
+    expect(moveActive(0, 1, 3)).toBe(1);
   });
 });

@@ -1,13 +1,18 @@
 // The chat input's menus (PRM-1, PRM-3): typing `/` at the start offers the servers' prompts as
 // `/mcp__<server>__<prompt>` commands with their descriptions and argument hints; typing `@`
-// at the start of a word offers resources as `@<server>:<uri>`. The lists come from
+// at the start of a word offers resources as `@<server>:<uri>`, then resource templates as
+// `@<server>:<uriTemplate>` with its first `{…}` selected for the user to fill in. The lists come from
 // `wave/mcp/prompts` and `wave/mcp/resources`, asked when a menu opens and again after a
 // `wave/mcp/serversChanged` (a connect, or a server's list_changed: PRM-4). Arrow keys move,
-// Enter or Tab inserts, Escape closes. The pure part (what to offer, what inserting does) is
-// exported for the unit tests; `CompletionMenu` is the DOM part.
+// Enter or Tab inserts, Escape closes. An input that is exactly a local command (`/mcp`, UI-1)
+// opens the menu with no row selected, so Enter runs the command, as typed; an arrow key selects
+// a row, and then Enter inserts it (Tab inserts the first row). The pure part (what to offer,
+// what is selected, what inserting does) is exported for the unit tests; `CompletionMenu` is the
+// DOM part.
 
-import type { McpPromptView, McpResourceView } from "../../src/protocol.generated";
+import type { McpPromptView, McpResourceTemplateView, McpResourceView } from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
+import { inputAction } from "./chatState";
 import { h } from "./dom";
 
 /** Where the menu was opened: the text it replaces is `[start, end)` of the input. */
@@ -24,6 +29,8 @@ export interface MenuItem {
   /** Argument hint: `<required> [optional]`. */
   hint: string;
   detail: string;
+  /** A resource template: after inserting, its first `{…}` expression is selected. */
+  template?: boolean;
 }
 
 /** The menu that the text before `cursor` asks for, if any. */
@@ -61,11 +68,41 @@ export function resourceItems(resources: McpResourceView[], query: string): Menu
     }));
 }
 
-/** The input after inserting `item` for `trigger`, and where the cursor goes. */
-export function applyItem(text: string, trigger: Trigger, item: MenuItem): { text: string; cursor: number } {
+/**
+ * Resource templates (RFC 6570 `uriTemplate`, PRM-3) as `@server:template`, after the
+ * resources: the user picks one and fills in its variables.
+ */
+export function templateItems(templates: McpResourceTemplateView[], query: string): MenuItem[] {
+  const asResources = templates.map((r) => ({ ...r, uri: r.uriTemplate }));
+  return resourceItems(asResources, query).map((item) => ({ ...item, template: true }));
+}
+
+/**
+ * The input after inserting `item` for `trigger`, and where the cursor goes; for a template, the
+ * selection covers its first `{…}` so that typing replaces it.
+ */
+export function applyItem(text: string, trigger: Trigger, item: MenuItem): { text: string; cursor: number; select?: { start: number; end: number } } {
   const rest = text.slice(trigger.end).replace(/^\S*/, "");
   const inserted = `${item.insert} `;
-  return { text: text.slice(0, trigger.start) + inserted + rest.replace(/^ /, ""), cursor: trigger.start + inserted.length };
+  const next = { text: text.slice(0, trigger.start) + inserted + rest.replace(/^ /, ""), cursor: trigger.start + inserted.length };
+  const variable = item.template ? /\{[^{}]*\}/.exec(item.insert) : null;
+  if (!variable) return next;
+  const start = trigger.start + variable.index;
+  return { ...next, select: { start, end: start + variable[0].length } };
+}
+
+/**
+ * The row selected when the menu opens or its query changes: none (-1) when Send would run the
+ * input as a local command (`/mcp` opens the settings page, UI-1), else the first.
+ */
+export function initialActive(text: string): number {
+  return inputAction(text).kind === "openSettings" ? -1 : 0;
+}
+
+/** The row selected after an arrow key (`by` is 1 or -1); from none, down is the first, up the last. */
+export function moveActive(active: number, by: number, count: number): number {
+  if (active < 0) return by > 0 ? 0 : count - 1;
+  return (active + by + count) % count;
 }
 
 /** At most this many rows are shown; typing narrows the list. */
@@ -74,6 +111,7 @@ const MAX_ROWS = 50;
 export class CompletionMenu {
   private prompts?: McpPromptView[];
   private resources?: McpResourceView[];
+  private templates?: McpResourceTemplateView[];
   private trigger?: Trigger;
   private items: MenuItem[] = [];
   private active = 0;
@@ -99,6 +137,7 @@ export class CompletionMenu {
   invalidate(): void {
     this.prompts = undefined;
     this.resources = undefined;
+    this.templates = undefined;
     if (this.trigger) void this.update();
   }
 
@@ -114,7 +153,9 @@ export class CompletionMenu {
         this.prompts = (await this.bridge.request("wave/mcp/prompts", { sessionId: this.sessionId })).prompts;
       }
       if (trigger.kind === "resource" && !this.resources) {
-        this.resources = (await this.bridge.request("wave/mcp/resources", { sessionId: this.sessionId })).resources;
+        const listed = await this.bridge.request("wave/mcp/resources", { sessionId: this.sessionId });
+        this.resources = listed.resources;
+        this.templates = listed.templates;
       }
     } catch {
       return this.close();
@@ -122,11 +163,14 @@ export class CompletionMenu {
     // The input may have changed while the list was asked for.
     const now = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
     if (!now || now.kind !== trigger.kind) return this.close();
-    const items = now.kind === "prompt" ? promptItems(this.prompts ?? [], now.query) : resourceItems(this.resources ?? [], now.query);
+    const items =
+      now.kind === "prompt"
+        ? promptItems(this.prompts ?? [], now.query)
+        : [...resourceItems(this.resources ?? [], now.query), ...templateItems(this.templates ?? [], now.query)];
     const same = this.trigger?.kind === now.kind && this.trigger.query === now.query;
     this.trigger = now;
     this.items = items.slice(0, MAX_ROWS);
-    if (!same) this.active = 0;
+    if (!same) this.active = initialActive(this.input.value);
     this.active = Math.min(this.active, Math.max(0, this.items.length - 1));
     this.render();
   }
@@ -134,12 +178,16 @@ export class CompletionMenu {
   private onKey(ev: KeyboardEvent): void {
     if (!this.isOpen || ev.isComposing) return;
     const move = (by: number) => {
-      this.active = (this.active + by + this.items.length) % this.items.length;
+      this.active = moveActive(this.active, by, this.items.length);
       this.render();
     };
     if (ev.key === "ArrowDown") move(1);
     else if (ev.key === "ArrowUp") move(-1);
-    else if ((ev.key === "Enter" && !ev.shiftKey) || ev.key === "Tab") this.pick(this.active);
+    else if (ev.key === "Enter" && !ev.shiftKey && this.active < 0) {
+      // No row selected: the key goes on to the page, which runs the input (UI-1).
+      this.close();
+      return;
+    } else if ((ev.key === "Enter" && !ev.shiftKey) || ev.key === "Tab") this.pick(Math.max(0, this.active));
     else if (ev.key === "Escape") this.close();
     else return;
     ev.preventDefault();
@@ -152,7 +200,8 @@ export class CompletionMenu {
     const next = applyItem(this.input.value, this.trigger, item);
     this.input.value = next.text;
     this.input.focus();
-    this.input.setSelectionRange(next.cursor, next.cursor);
+    const select = next.select ?? { start: next.cursor, end: next.cursor };
+    this.input.setSelectionRange(select.start, select.end);
     this.close();
   }
 
@@ -192,7 +241,8 @@ export class CompletionMenu {
       ),
     );
     this.element.replaceChildren(...rows);
-    this.input.setAttribute("aria-activedescendant", `completion-${this.active}`);
+    if (this.active < 0) this.input.removeAttribute("aria-activedescendant");
+    else this.input.setAttribute("aria-activedescendant", `completion-${this.active}`);
     rows[this.active]?.scrollIntoView({ block: "nearest" });
   }
 }
