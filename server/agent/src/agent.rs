@@ -222,8 +222,18 @@ impl Agent {
             // The dials run while the turn is prepared, and settle before the tool
             // declarations are built (LAZY-2).
             Some(pending) => {
-                let (context, ()) =
-                    tokio::join!(async { self.prepare_turn(text) }, pending.settled());
+                let hooks = self.hooks.clone();
+                let (context, settled) = tokio::join!(
+                    async { self.prepare_turn(text) },
+                    hooks.unless_stopped(pending.settled())
+                );
+                if settled.is_none() {
+                    let report = TurnReport {
+                        dialed,
+                        ..TurnReport::default()
+                    };
+                    return Ok(self.stopped(report, String::new()));
+                }
                 context
             }
             None => self.prepare_turn(text),
@@ -380,7 +390,10 @@ impl Agent {
             // BUD-6: a tool list a server just announced as changed is declared from this
             // request on; the declarations of one request never change while it runs.
             if let Some(settled) = self.manager.tool_lists_settled() {
-                let _ = tokio::time::timeout(TOOL_LIST_WAIT, settled).await;
+                let waited = tokio::time::timeout(TOOL_LIST_WAIT, settled);
+                if self.hooks.clone().unless_stopped(waited).await.is_none() {
+                    return Ok(self.stopped(report, String::new()));
+                }
             }
             let live = self.manager.tools();
             let snapshot = self.manager.snapshot();

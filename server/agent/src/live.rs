@@ -46,6 +46,15 @@ impl TurnHooks {
         self.events.is_some()
     }
 
+    /// `work`, unless the turn is stopped first (`None`): the waits before a model request
+    /// (dials, a tool-list refresh, `prompts/get`, `resources/read`) end at Stop too (LONG-3).
+    pub(crate) async fn unless_stopped<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            done = work => Some(done),
+            () = self.cancel.cancelled() => None,
+        }
+    }
+
     pub(crate) fn emit(&self, event: TurnEvent) {
         if let Some(events) = &self.events {
             let _ = events.send(event);

@@ -1259,3 +1259,43 @@ async fn cache_5_list_changed_is_pushed_as_servers_changed_even_empty() {
     assert_eq!(sandbox.count_events("list-changed"), 2);
     sidecar.stop().await;
 }
+
+// LONG-3: Stop while the turn still waits for its dials (a server that takes minutes to
+// initialize) ends the turn at once with `cancelled: true`, before any model request; the user's
+// message stays in the conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_3_stop_during_the_turns_dials_ends_it_before_any_model_request() {
+    let sandbox = Sandbox::new();
+    let mut slow = sandbox.server(&["--slow-initialize-ms", "600000"]);
+    slow["startupTimeoutSec"] = json!(600);
+    sandbox.write_project(json!({ "slow": slow }));
+    let model = FakeModel::start(vec![say("never asked")]).await;
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    let turn = sidecar.send_text("hello").await;
+    let dialing = eventually(Duration::from_secs(30), || {
+        sandbox.count_events("init-begin") == 1
+    })
+    .await;
+    assert!(dialing, "the turn never dialed the server");
+    let stopped = sidecar
+        .ok("wave/session/cancel", json!({ "sessionId": "default" }))
+        .await;
+    assert_eq!(stopped["cancelled"], true);
+    let ended = sidecar
+        .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == turn)
+        .await;
+    assert_eq!(ended["cancelled"], true, "{ended:#}");
+    assert!(model.requests().is_empty(), "a model request after Stop");
+    let history = sidecar
+        .ok("wave/session/history", json!({ "sessionId": "default" }))
+        .await;
+    let contents: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["message"]["isMeta"] == false)
+        .map(|m| m["message"]["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["hello"]);
+    sidecar.stop().await;
+}

@@ -333,11 +333,25 @@ impl Agent {
     pub(super) async fn send_with_mcp(&mut self, text: &str) -> Result<TurnReport, AgentError> {
         let dials = self.manager.start_turn_dials();
         let dialed = dials.as_ref().map_or(0, |d| d.len());
-        if let Some(pending) = dials {
-            pending.settled().await;
+        let stopped = TurnReport {
+            dialed,
+            cancelled: true,
+            ..TurnReport::default()
+        };
+        let hooks = self.hooks.clone();
+        if let Some(pending) = dials
+            && hooks.unless_stopped(pending.settled()).await.is_none()
+        {
+            return Ok(stopped);
         }
         let context = self.turn_context();
-        let messages = self.expand(text, &context.rules).await?;
+        let Some(messages) = hooks
+            .unless_stopped(self.expand(text, &context.rules))
+            .await
+        else {
+            return Ok(stopped);
+        };
+        let messages = messages?;
         for message in messages {
             self.push(message);
         }

@@ -266,24 +266,31 @@ impl SharedState {
 }
 
 /// Lists the catalog of `name`'s connection of `generation` and installs it, if that connection
-/// is still the current one; when that changes what lists show, publishes and writes the cache
-/// (a server without prompts or resources costs no extra snapshot). Returns what it installed.
+/// is still the current one and no later listing of it started meanwhile; when that changes
+/// what lists show, publishes and writes the cache (a server without prompts or resources costs
+/// no extra snapshot). Returns what it listed.
 pub(super) async fn refresh(
     shared: &Arc<SharedState>,
     name: &str,
     generation: u64,
 ) -> Option<Arc<Catalog>> {
-    let peer = {
-        let state = shared.lock();
-        let slot = state.index_of(name).ok().map(|i| &state.slots[i]);
-        let slot = slot.filter(|s| s.generation == generation)?;
-        slot.live.as_ref()?.connection.peer.clone()
+    let (peer, refresh) = {
+        let mut state = shared.lock();
+        let index = state.index_of(name).ok()?;
+        let slot = Some(&mut state.slots[index]).filter(|s| s.generation == generation)?;
+        let live = slot.live.as_mut()?;
+        live.catalog_refreshes += 1;
+        (live.connection.peer.clone(), live.catalog_refreshes)
     };
     let catalog = Arc::new(fetch(&peer, name).await);
     let mut state = shared.lock();
     let index = state.index_of(name).ok()?;
     if state.destroyed || state.slots[index].generation != generation {
         return None;
+    }
+    let newest = state.slots[index].live.as_ref()?.catalog_refreshes == refresh;
+    if !newest {
+        return Some(catalog);
     }
     let before = state.slots[index].catalog_view(&state.cache);
     state.slots[index].live.as_mut()?.catalog = Some(catalog.clone());

@@ -244,6 +244,8 @@ async fn install_connection(
                 tools: Vec::new(),
                 connected_at: Utc::now(),
                 catalog: None,
+                tools_refreshes: 0,
+                catalog_refreshes: 0,
             });
             shared.install_tools(&mut state, index, tools);
             shared.publish(&mut state);
@@ -373,15 +375,19 @@ fn tools_changed_hook(
         let refreshing = RefreshGuard(shared.clone());
         tasks.spawn(async move {
             let _refreshing = refreshing;
-            let peer = {
-                let state = shared.lock();
-                let slot = state.index_of(&name).ok().map(|i| &state.slots[i]);
+            let started = {
+                let mut state = shared.lock();
+                let index = state.index_of(&name).ok();
+                let slot = index.map(|i| &mut state.slots[i]);
                 match slot.filter(|s| s.generation == generation) {
-                    Some(slot) => slot.live.as_ref().map(|l| l.connection.peer.clone()),
+                    Some(slot) => slot.live.as_mut().map(|live| {
+                        live.tools_refreshes += 1;
+                        (live.connection.peer.clone(), live.tools_refreshes)
+                    }),
                     None => None,
                 }
             };
-            let Some(peer) = peer else {
+            let Some((peer, refresh)) = started else {
                 return;
             };
             let Ok(tools) = peer.list_all_tools().await else {
@@ -391,7 +397,9 @@ fn tools_changed_hook(
             let Ok(index) = state.index_of(&name) else {
                 return;
             };
-            if state.slots[index].generation != generation {
+            let slot = &state.slots[index];
+            let newest = slot.live.as_ref().map(|live| live.tools_refreshes) == Some(refresh);
+            if slot.generation != generation || !newest {
                 return;
             }
             shared.install_tools(&mut state, index, tools);

@@ -60,6 +60,11 @@ pub(super) struct Live {
     pub(super) connected_at: DateTime<Utc>,
     /// Prompts and resources, once listed (PRM-1).
     pub(super) catalog: Option<Arc<Catalog>>,
+    /// How many tool-list and catalog refreshes of this connection have started: a refresh
+    /// installs its result only if no later one started meanwhile, so a slow, older listing
+    /// never replaces a newer one (BUD-6, PRM-4).
+    pub(super) tools_refreshes: u64,
+    pub(super) catalog_refreshes: u64,
 }
 
 pub(super) struct InFlight {
