@@ -48,8 +48,9 @@ impl Elicitor for TerminalElicitor {
         })
     }
 
-    fn completed(&self, server: &str, _elicitation_id: &str) {
+    fn completed(&self, server: &str, _elicitation_id: &str) -> BoxFuture<'static, ()> {
         eprintln!("MCP server \"{server}\": the page you opened is done");
+        Box::pin(async {})
     }
 }
 

@@ -71,11 +71,16 @@ impl ClientHandler for Client {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        match &self.elicitation {
-            Some(hook) => hook.create(request).await,
-            None => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        let Some(hook) = &self.elicitation else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        // The server may give up on its question (`notifications/cancelled`) or the connection
+        // may end: the question goes away then, and the next one of the session can be asked.
+        tokio::select! {
+            answer = hook.create(request) => answer,
+            () = context.ct.cancelled() => Ok(ElicitResult::new(ElicitationAction::Cancel)),
         }
     }
 
@@ -104,7 +109,7 @@ impl ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         if let Some(hook) = &self.elicitation {
-            hook.custom_notification(&notification);
+            hook.custom_notification(&notification).await;
         }
     }
 

@@ -102,9 +102,11 @@ pub trait Elicitor: Send + Sync {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'static, ElicitationAnswer>;
 
     /// `notifications/elicitation/complete` of `server` for `elicitation_id`: a URL-mode
-    /// elicitation finished out of band (the waiting state may close).
-    fn completed(&self, server: &str, elicitation_id: &str) {
+    /// elicitation finished out of band (the waiting state may close). Awaited before the
+    /// server's next message is handled, so what it tells the host stays in order.
+    fn completed(&self, server: &str, elicitation_id: &str) -> BoxFuture<'static, ()> {
         let _ = (server, elicitation_id);
+        Box::pin(async {})
     }
 }
 
@@ -220,7 +222,7 @@ impl ElicitationHook {
     }
 
     /// `notifications/elicitation/complete`.
-    pub fn custom_notification(&self, notification: &CustomNotification) {
+    pub async fn custom_notification(&self, notification: &CustomNotification) {
         if notification.method != ELICITATION_COMPLETE {
             return;
         }
@@ -230,7 +232,7 @@ impl ElicitationHook {
             .and_then(|p| p.get("elicitationId"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        self.elicitor.completed(&self.server, id);
+        self.elicitor.completed(&self.server, id).await;
     }
 }
 

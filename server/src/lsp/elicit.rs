@@ -32,18 +32,18 @@ impl Elicitor for SessionElicitor {
         Box::pin(async move { ask(client, session_id, request).await })
     }
 
-    fn completed(&self, server: &str, elicitation_id: &str) {
+    fn completed(&self, server: &str, elicitation_id: &str) -> BoxFuture<'static, ()> {
         let client = self.client.clone();
         let params = SessionElicitationCompleteParams {
             session_id: self.session_id.clone(),
             server: server.to_string(),
             elicitation_id: elicitation_id.to_string(),
         };
-        tokio::spawn(async move {
+        Box::pin(async move {
             client
                 .send_notification::<SessionElicitationComplete>(params)
                 .await;
-        });
+        })
     }
 }
 
