@@ -30,15 +30,6 @@ impl ToolSwitches {
             ToolSwitches::AllBut(names) => !names.iter().any(|n| n == tool),
         }
     }
-
-    /// The config key a switch of this entry edits: `enabledTools` when the entry uses it,
-    /// else `disabledTools` (BUD-2).
-    pub fn edited_key(&self) -> &'static str {
-        match self {
-            ToolSwitches::Only(_) => ENABLED_TOOLS,
-            ToolSwitches::All | ToolSwitches::AllBut(_) => DISABLED_TOOLS,
-        }
-    }
 }
 
 /// The key of the allow list.

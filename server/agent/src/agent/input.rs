@@ -185,31 +185,15 @@ fn map_arguments(prompt: &PromptSummary, input: &str) -> Result<Map<String, Valu
     Ok(named)
 }
 
-/// Decodes standard base64 (padding optional); `None` if it is not base64.
+/// Decodes a resource blob: standard base64, padding optional; `None` if it is not base64.
 fn base64_decode(data: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(data.len() / 4 * 3);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for byte in data
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
-    {
-        let value = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        buffer = (buffer << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-        }
-    }
-    Some(out)
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const BLOB: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    BLOB.decode(data.trim()).ok()
 }
 
 /// A MIME type whose bytes are text.
