@@ -45,7 +45,8 @@ pub const INSTRUCTIONS_LIMIT: usize = 2048;
 const MARKER_PREFIX: &str = "<!-- wave-mcp:";
 const MARKER_SUFFIX: &str = " -->";
 
-/// What the first line of an announcement or offline message says.
+/// What the first line of an announcement, an offline message or the deferred-tools list of
+/// tool search (BUD-3) says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Marker {
     Announce {
@@ -56,12 +57,18 @@ pub enum Marker {
     Offline {
         server: String,
     },
+    /// `hash` is [`short_hash`] of the deferred tools' full names, one a line.
+    DeferredTools {
+        hash: String,
+    },
 }
 
 impl Marker {
-    pub fn server(&self) -> &str {
+    /// The server an announcement or offline marker is about.
+    pub fn server(&self) -> Option<&str> {
         match self {
-            Marker::Announce { server, .. } | Marker::Offline { server } => server,
+            Marker::Announce { server, .. } | Marker::Offline { server } => Some(server),
+            Marker::DeferredTools { .. } => None,
         }
     }
 
@@ -80,6 +87,7 @@ impl Marker {
                 ("announce", body)
             }
             Marker::Offline { server } => ("offline", json!({ "server": server })),
+            Marker::DeferredTools { hash } => ("deferred-tools", json!({ "hash": hash })),
         };
         format!("{MARKER_PREFIX}{kind} {body}{MARKER_SUFFIX}")
     }
@@ -93,26 +101,35 @@ impl Marker {
         let (kind, body) = rest.split_once(' ')?;
         let body: Value = serde_json::from_str(body).ok()?;
         let field = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_string);
-        let server = field("server")?;
         match kind {
             "announce" => Some(Marker::Announce {
-                server,
+                server: field("server")?,
                 hash: field("hash")?,
                 connected_at: field("connectedAt"),
             }),
-            "offline" => Some(Marker::Offline { server }),
+            "offline" => Some(Marker::Offline {
+                server: field("server")?,
+            }),
+            "deferred-tools" => Some(Marker::DeferredTools {
+                hash: field("hash")?,
+            }),
             _ => None,
         }
     }
 }
 
-/// The first 16 hex digits of the SHA-256 of a server's instructions.
-pub fn instructions_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
+/// The first 16 hex digits of the SHA-256 of `bytes`: what a marker's `hash` holds.
+pub fn short_hash(bytes: impl AsRef<[u8]>) -> String {
+    Sha256::digest(bytes.as_ref())
         .iter()
         .take(8)
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The hash of a server's instructions.
+pub fn instructions_hash(text: &str) -> String {
+    short_hash(text)
 }
 
 /// The text as announced: verbatim, cut at [`INSTRUCTIONS_LIMIT`] characters with a note.
@@ -162,7 +179,7 @@ pub fn markers(history: &[Message]) -> BTreeMap<String, Marker> {
         .iter()
         .filter(|m| m.is_meta)
         .filter_map(|m| Marker::parse(&m.content))
-        .map(|marker| (marker.server().to_string(), marker))
+        .filter_map(|marker| Some((marker.server()?.to_string(), marker)))
         .collect()
 }
 
@@ -290,6 +307,17 @@ mod tests {
                 server: name.into(),
             };
             assert_eq!(Marker::parse(&offline.line()), Some(offline));
+            let deferred = Marker::DeferredTools {
+                hash: short_hash("mcp__a__x\n"),
+            };
+            assert_eq!(
+                deferred.line(),
+                format!(
+                    "<!-- wave-mcp:deferred-tools {{\"hash\":\"{}\"}} -->",
+                    short_hash("mcp__a__x\n")
+                )
+            );
+            assert_eq!(Marker::parse(&deferred.line()), Some(deferred));
         }
         assert_eq!(Marker::parse("no marker here"), None);
     }

@@ -31,9 +31,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use wave_mcp_manager::McpTool;
 
+use crate::announce::{Marker, short_hash};
 use crate::message::Message;
 use crate::permissions::PermissionRules;
 use crate::tool_rank::{SearchDoc, ToolIndex};
@@ -52,9 +52,6 @@ const BYTES_PER_TOKEN: u64 = 4;
 const AUTO_SHARE_PERCENT: u64 = 10;
 /// The environment variable that overrides `toolSearch`.
 pub const TOOL_SEARCH_VAR: &str = "WAVE_TOOL_SEARCH";
-
-const MARKER_PREFIX: &str = "<!-- wave-mcp:deferred-tools ";
-const MARKER_SUFFIX: &str = " -->";
 
 /// `toolSearch`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -348,42 +345,36 @@ pub fn definitions_bytes(tools: &[McpTool]) -> u64 {
         .sum()
 }
 
+/// [`short_hash`] of the names, each followed by a newline.
 fn names_hash(names: &BTreeSet<&str>) -> String {
-    let mut hasher = Sha256::new();
+    let mut text = String::new();
     for name in names {
-        hasher.update(name.as_bytes());
-        hasher.update(b"\n");
+        text.push_str(name);
+        text.push('\n');
     }
-    hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    short_hash(text)
 }
 
-/// The hash of the last announcement in the history, from `isMeta` messages' first line only.
+/// The hash of the last deferred-tools list in the history, from `isMeta` messages' first line
+/// only (INS rules).
 fn last_announced(history: &[Message]) -> Option<String> {
     history
         .iter()
         .rev()
         .filter(|m| m.is_meta)
-        .find_map(|m| parse_marker(&m.content))
-}
-
-fn parse_marker(content: &str) -> Option<String> {
-    let line = content.lines().next()?;
-    let body = line
-        .strip_prefix(MARKER_PREFIX)?
-        .strip_suffix(MARKER_SUFFIX)?;
-    let body: Value = serde_json::from_str(body).ok()?;
-    body.get("hash")?.as_str().map(str::to_string)
+        .find_map(|m| match Marker::parse(&m.content)? {
+            Marker::DeferredTools { hash } => Some(hash),
+            _ => None,
+        })
 }
 
 fn announcement(hash: &str, names: &BTreeSet<&str>) -> String {
+    let marker = Marker::DeferredTools {
+        hash: hash.to_string(),
+    };
     let mut text = format!(
-        "{MARKER_PREFIX}{}{MARKER_SUFFIX}\n<system-reminder>\nThese {} MCP tools are available but not declared, to save context. To use one, call {SEARCH_TOOL} with words describing what you need (or with full names separated by commas); the matches are declared in full from your next request on.\n",
-        json!({ "hash": hash }),
+        "{}\n<system-reminder>\nThese {} MCP tools are available but not declared, to save context. To use one, call {SEARCH_TOOL} with words describing what you need (or with full names separated by commas); the matches are declared in full from your next request on.\n",
+        marker.line(),
         names.len()
     );
     for name in names {

@@ -340,6 +340,7 @@ async fn ins_10_reannounced_after_reconnect() {
         .map(|m| match m {
             Marker::Announce { .. } => "announce",
             Marker::Offline { .. } => "offline",
+            Marker::DeferredTools { .. } => "deferred-tools",
         })
         .collect();
     assert_eq!(kinds, ["announce", "offline", "announce"]);

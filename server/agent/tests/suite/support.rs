@@ -107,7 +107,7 @@ pub fn announced(history: &[Message]) -> Vec<String> {
         .into_iter()
         .filter_map(|m| match m {
             Marker::Announce { server, .. } => Some(server),
-            Marker::Offline { .. } => None,
+            _ => None,
         })
         .collect()
 }
@@ -117,7 +117,7 @@ pub fn offline(history: &[Message]) -> Vec<String> {
         .into_iter()
         .filter_map(|m| match m {
             Marker::Offline { server } => Some(server),
-            Marker::Announce { .. } => None,
+            _ => None,
         })
         .collect()
 }
