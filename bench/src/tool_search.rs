@@ -12,8 +12,9 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use wave_mcp_agent::tool_rank::{SearchDoc, ToolIndex};
 use wave_mcp_manager::{ManagerOptions, McpManager, names};
+use wave_mcp_testkit::FakeModel;
 
-use crate::util::{self, FakeModel, Scratch};
+use crate::util::{self, Scratch};
 
 /// Servers and tools per server of row 7a.
 pub const SERVERS: usize = 20;
@@ -180,7 +181,7 @@ pub async fn declared_bytes() -> Result<DeclaredBytes> {
             scratch.workdir.join(".wave/settings.json"),
             json!({ "toolSearch": setting }).to_string(),
         )?;
-        let model = FakeModel::start(true).await?;
+        let model = FakeModel::saying("done").await;
         let options = util::agent_options(
             &scratch,
             &scratch.workdir,
@@ -191,8 +192,8 @@ pub async fn declared_bytes() -> Result<DeclaredBytes> {
         let mut agent = util::agent(options)?;
         agent.send_message("hello").await?;
         let tools = agent.manager().tools().len();
-        let requests = model.take();
-        let (_, first) = requests.first().context("no model request")?;
+        let requests = model.requests();
+        let first = requests.first().context("no model request")?;
         let tool_bytes = first["tools"]
             .as_array()
             .map_or(0, |_| first["tools"].to_string().len());

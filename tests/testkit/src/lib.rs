@@ -14,7 +14,7 @@ use serde_json::Value;
 
 pub mod lsp;
 mod model;
-pub use model::{FakeModel, Step, after, call, exec, paced, say, stall};
+pub use model::{FakeModel, Step, after, call, declared, exec, paced, say, stall};
 
 /// A binary of this workspace (`wave-mcp`, `wave-mcp-test-server`) from the target directory of
 /// the running test. Test runs of the whole workspace (`cargo nextest run --workspace`,

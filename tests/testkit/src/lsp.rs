@@ -248,6 +248,12 @@ impl Sidecar {
         self.shared.log.lock().unwrap().clone()
     }
 
+    /// The messages received from position `since` on, with their arrival times and sizes.
+    pub fn arrivals_since(&self, since: usize) -> Vec<Arrival> {
+        let log = self.shared.log.lock().unwrap();
+        log[since.min(log.len())..].to_vec()
+    }
+
     /// How many messages have arrived: a cursor for [`Sidecar::wait_notification`].
     pub fn received(&self) -> usize {
         self.shared.log.lock().unwrap().len()
