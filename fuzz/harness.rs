@@ -1,5 +1,6 @@
 // The parser harnesses, shared word for word by the cargo-fuzz targets (`fuzz_targets/*.rs`)
-// and by the corpus run in CI (`server/tests/suite/faults.rs`), which `include!` this file.
+// and by the corpus run in CI (`server/tests/suite/faults/config.rs`), which `include!` this
+// file.
 // Each takes arbitrary bytes and must return without panicking, whatever they hold.
 
 use std::path::{Path, PathBuf};

@@ -1,30 +1,32 @@
-//! Row 7, live turns (LONG-1, LONG-3), through the real sidecar (`wave-mcp lsp`, this build)
-//! over its stdio:
+//! Row 9, live turns (LONG-1, LONG-3), through the real sidecar (`wave-mcp lsp`, this build)
+//! over its stdio, driven by the testkit's LSP client (`lsp::Sidecar`, which stamps each
+//! message's arrival):
 //!
-//! - 7a: from the model's first SSE chunk leaving the model (a raw-TCP Chat Completions server in
-//!   this process, which timestamps the write) to the first `wave/session/delta` arriving at the
-//!   client, against a bare relay of the same stream: a child process (`--relay-url`) that POSTs
-//!   to the same model with reqwest and copies every chunk to its stdout, read by this process.
-//!   Both paths are model → HTTP → another process → a pipe → here; interleaved, medians.
-//! - 7b: from `wave/session/cancel` leaving the client to our test server's `progress` tool
+//! - 9a: from the model's first SSE chunk leaving the model (a raw-TCP Chat Completions server in
+//!   this process, which timestamps the write: [`RawModel`]) to the first `wave/session/delta`
+//!   arriving at the client, against a bare relay of the same stream: a child process
+//!   (`--relay-url`) that POSTs to the same model with reqwest and copies every chunk to its
+//!   stdout, read by this process. Both paths are model → HTTP → another process → a pipe →
+//!   here; interleaved, medians.
+//! - 9b: from `wave/session/cancel` leaving the client to our test server's `progress` tool
 //!   seeing its request cancelled (`notifications/cancelled` processed; the server stamps the
 //!   moment, µs since the epoch), against one `tools/call` round trip to the same server binary
-//!   (`McpManager::call_tool` of `echo`, median).
+//!   (`McpManager::call_tool` of `echo`, median). The model is the testkit's `FakeModel`, whose
+//!   answer to every turn is a call of `progress`.
 
-use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::oneshot;
-use wave_mcp_testkit::read_lsp_frame;
+use wave_mcp_testkit::lsp::Sidecar;
+use wave_mcp_testkit::{FakeModel, call};
 
+use crate::sidecar;
 use crate::util::{self, Scratch};
 
 pub struct LiveResult {
@@ -47,23 +49,23 @@ pub async fn run(samples: usize) -> Result<LiveResult> {
     })
 }
 
-/// 7a: medians of (sidecar, relay) first-chunk latencies.
+/// 9a: medians of (sidecar, relay) first-chunk latencies.
 async fn first_delta(samples: usize) -> Result<(f64, f64)> {
-    let model = RawModel::start(Answer::Text).await?;
+    let model = RawModel::start().await?;
     let scratch = Scratch::new()?;
-    let sidecar = Sidecar::start(&scratch, &model.base_url).await?;
+    let sidecar = sidecar::start(&scratch, Some(&model.base_url)).await?;
     let mut relay = Relay::start(&model.base_url).await?;
     let (mut ours, mut bare) = (Vec::new(), Vec::new());
     for round in 0..samples + 5 {
         let before = sidecar.received();
-        sidecar
-            .request(
-                "wave/session/send",
-                json!({ "sessionId": "default", "text": "hi" }),
-            )
-            .await?;
-        let delta = sidecar.wait(before, "wave/session/delta").await?;
-        sidecar.wait(before, "wave/session/turnEnded").await?;
+        sidecar.send_text("hi").await;
+        turn_ended(&sidecar, before).await;
+        let delta = sidecar
+            .arrivals_since(before)
+            .into_iter()
+            .find(|arrival| arrival.message["method"] == "wave/session/delta")
+            .context("a turn without a wave/session/delta")?
+            .at;
         let written = model.last_first_chunk()?;
         let through_relay = relay.first_chunk().await?;
         let relay_written = model.last_first_chunk()?;
@@ -75,14 +77,17 @@ async fn first_delta(samples: usize) -> Result<(f64, f64)> {
             through_relay.saturating_duration_since(relay_written),
         ));
     }
-    sidecar.stop().await?;
+    sidecar.stop().await;
     relay.stop().await;
     Ok((util::median(&ours), util::median(&bare)))
 }
 
-/// 7b: medians of (cancel → server sees it, one echo round trip).
+/// 9b: medians of (cancel → server sees it, one echo round trip).
 async fn cancel_latency(samples: usize) -> Result<(f64, f64)> {
-    let model = RawModel::start(Answer::CallProgress).await?;
+    let rounds = samples + 2;
+    // Each round is one turn of one model request, which the cancel ends.
+    let job = call("mcp__w__progress", json!({ "steps": 100000, "ms": 1000 }));
+    let model = FakeModel::start(vec![job; rounds]).await;
     let scratch = Scratch::new()?;
     let events = scratch.root.join("events.log");
     let server = json!({
@@ -92,33 +97,28 @@ async fn cancel_latency(samples: usize) -> Result<(f64, f64)> {
     let mut servers = serde_json::Map::new();
     servers.insert("w".into(), server);
     scratch.write_project(&servers)?;
-    let sidecar = Sidecar::start(&scratch, &model.base_url).await?;
+    let sidecar = sidecar::start(&scratch, Some(&model.base_url)).await?;
     let mut latencies = Vec::new();
-    for round in 0..samples + 2 {
+    for round in 0..rounds {
         let before = sidecar.received();
-        sidecar
-            .request(
-                "wave/session/send",
-                json!({ "sessionId": "default", "text": "work" }),
-            )
-            .await?;
+        sidecar.send_text("work").await;
         let id = wait_line(&events, "progress-started", round).await?[2].clone();
         let sent = SystemTime::now();
         sidecar
-            .request("wave/session/cancel", json!({ "sessionId": "default" }))
-            .await?;
+            .ok("wave/session/cancel", json!({ "sessionId": "default" }))
+            .await;
         let cancelled = wait_line(&events, "progress-cancelled", round).await?;
         if cancelled[2] != id {
             bail!("cancelled {} instead of {id}", cancelled[2]);
         }
         let at: u128 = cancelled[3].parse().context("the cancel stamp")?;
         let sent = sent.duration_since(UNIX_EPOCH)?.as_micros();
-        sidecar.wait(before, "wave/session/turnEnded").await?;
+        turn_ended(&sidecar, before).await;
         if round >= 2 {
             latencies.push(at.saturating_sub(sent) as f64 / 1e6);
         }
     }
-    sidecar.stop().await?;
+    sidecar.stop().await;
 
     // One tool round trip to the same server binary.
     let manager = wave_mcp_manager::McpManager::new(wave_mcp_manager::ManagerOptions {
@@ -141,6 +141,13 @@ async fn cancel_latency(samples: usize) -> Result<(f64, f64)> {
     Ok((util::median(&latencies), util::median(&trips)))
 }
 
+/// Waits for the `wave/session/turnEnded` of the turn sent after message `before`.
+async fn turn_ended(sidecar: &Sidecar, before: usize) {
+    sidecar
+        .wait_notification(before, "wave/session/turnEnded", |_| true)
+        .await;
+}
+
 /// The `round`-th line of `kind` in the event log, split on spaces.
 async fn wait_line(path: &std::path::Path, kind: &str, round: usize) -> Result<Vec<String>> {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -161,16 +168,15 @@ async fn wait_line(path: &std::path::Path, kind: &str, round: usize) -> Result<V
     }
 }
 
-#[derive(Clone, Copy)]
-enum Answer {
-    /// One text chunk, then `[DONE]`.
-    Text,
-    /// A tool call of `mcp__w__progress` (a job of many seconds).
-    CallProgress,
-}
-
-/// A Chat Completions endpoint on raw TCP (HTTP/1.1, keep-alive, chunked), so the moment the
-/// first SSE chunk is written is known exactly.
+/// A Chat Completions endpoint on raw TCP (HTTP/1.1, keep-alive, chunked) that streams one
+/// text chunk and `[DONE]`, so the moment the first SSE chunk leaves is known exactly: the
+/// response head is flushed first, the first chunk is written on its own 2 ms later, and the
+/// stamp is taken once that write is flushed to the socket (`TCP_NODELAY`). This is not the
+/// testkit's `FakeModel` on purpose: behind axum our code only hands a chunk to hyper, which
+/// writes it later from its own task (and may put it in one write with the response head), so
+/// a stamp there is taken before the chunk leaves, by an amount that varies, and the client's
+/// reading of the head falls inside the measured span; either would blur a figure of about
+/// 100 µs.
 struct RawModel {
     base_url: String,
     first_chunks: Arc<Mutex<Vec<Instant>>>,
@@ -178,7 +184,7 @@ struct RawModel {
 }
 
 impl RawModel {
-    async fn start(answer: Answer) -> Result<RawModel> {
+    async fn start() -> Result<RawModel> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
         let first_chunks: Arc<Mutex<Vec<Instant>>> = Arc::default();
@@ -186,7 +192,7 @@ impl RawModel {
         let task = tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 let _ = socket.set_nodelay(true);
-                tokio::spawn(serve(socket, answer, stamps.clone()));
+                tokio::spawn(serve(socket, stamps.clone()));
             }
         });
         Ok(RawModel {
@@ -212,7 +218,7 @@ impl Drop for RawModel {
     }
 }
 
-async fn serve(socket: TcpStream, answer: Answer, stamps: Arc<Mutex<Vec<Instant>>>) {
+async fn serve(socket: TcpStream, stamps: Arc<Mutex<Vec<Instant>>>) {
     let mut reader = BufReader::new(socket);
     loop {
         let mut length = 0usize;
@@ -236,13 +242,7 @@ async fn serve(socket: TcpStream, answer: Answer, stamps: Arc<Mutex<Vec<Instant>
         if reader.read_exact(&mut body).await.is_err() {
             return;
         }
-        let first = match answer {
-            Answer::Text => json!({ "choices": [{ "index": 0, "delta": { "content": "hi" } }] }),
-            Answer::CallProgress => json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{
-                "index": 0, "id": "call_p", "type": "function",
-                "function": { "name": "mcp__w__progress", "arguments": "{\"steps\":100000,\"ms\":1000}" },
-            }]}}]}),
-        };
+        let first = json!({ "choices": [{ "index": 0, "delta": { "content": "hi" } }] });
         let socket = reader.get_mut();
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
         if socket.write_all(head.as_bytes()).await.is_err() {
@@ -337,136 +337,5 @@ impl Relay {
 
     async fn stop(&mut self) {
         let _ = self.child.kill().await;
-    }
-}
-
-type Pending = Mutex<HashMap<i64, oneshot::Sender<Value>>>;
-/// Every notification with its arrival, and a wake-up for waiters.
-type Log = Arc<(Mutex<Vec<(Instant, Value)>>, tokio::sync::Notify)>;
-
-/// The sidecar with a model; every notification is kept with its arrival time.
-struct Sidecar {
-    child: Child,
-    stdin: tokio::sync::Mutex<ChildStdin>,
-    next_id: AtomicI64,
-    pending: Arc<Pending>,
-    notifications: Log,
-}
-
-impl Sidecar {
-    async fn start(scratch: &Scratch, model: &str) -> Result<Sidecar> {
-        let mut child = Command::new(util::wave_mcp())
-            .arg("lsp")
-            .current_dir(&scratch.root)
-            .env("WAVE_LOG", "error")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .context("spawning wave-mcp lsp")?;
-        let stdin = child.stdin.take().context("stdin")?;
-        let stdout = child.stdout.take().context("stdout")?;
-        let pending: Arc<Pending> = Arc::default();
-        let notifications: Log = Arc::default();
-        let (replies, log) = (pending.clone(), notifications.clone());
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stdout);
-            while let Some(body) = read_lsp_frame(&mut reader).await {
-                let at = Instant::now();
-                let Ok(message) = serde_json::from_slice::<Value>(&body) else {
-                    continue;
-                };
-                if message.get("method").is_some() {
-                    log.0.lock().unwrap().push((at, message));
-                    log.1.notify_waiters();
-                } else if let Some(id) = message["id"].as_i64()
-                    && let Some(tx) = replies.lock().unwrap().remove(&id)
-                {
-                    let _ = tx.send(message);
-                }
-            }
-        });
-        let sidecar = Sidecar {
-            child,
-            stdin: tokio::sync::Mutex::new(stdin),
-            next_id: AtomicI64::new(1),
-            pending,
-            notifications,
-        };
-        let options = json!({
-            "home": scratch.home,
-            "workdir": scratch.workdir,
-            "model": { "baseUrl": model, "model": "bench" },
-        });
-        sidecar
-            .request(
-                "initialize",
-                json!({ "processId": null, "capabilities": {}, "initializationOptions": options }),
-            )
-            .await?;
-        sidecar.notify("initialized", json!({})).await?;
-        Ok(sidecar)
-    }
-
-    async fn write(&self, message: &Value) -> Result<()> {
-        let body = serde_json::to_vec(message)?;
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(&body);
-        let mut stdin = self.stdin.lock().await;
-        stdin.write_all(&frame).await?;
-        stdin.flush().await?;
-        Ok(())
-    }
-
-    async fn notify(&self, method: &str, params: Value) -> Result<()> {
-        self.write(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
-            .await
-    }
-
-    async fn request(&self, method: &str, params: Value) -> Result<Value> {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap().insert(id, tx);
-        self.write(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await?;
-        let reply = tokio::time::timeout(Duration::from_secs(120), rx)
-            .await
-            .with_context(|| format!("no reply to {method}"))??;
-        if let Some(error) = reply.get("error") {
-            bail!("{method} failed: {error}");
-        }
-        Ok(reply["result"].clone())
-    }
-
-    fn received(&self) -> usize {
-        self.notifications.0.lock().unwrap().len()
-    }
-
-    /// When the first `method` notification at or after position `since` arrived.
-    async fn wait(&self, since: usize, method: &str) -> Result<Instant> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let arrived = self.notifications.1.notified();
-            let found = self.notifications.0.lock().unwrap()[since..]
-                .iter()
-                .find(|(_, m)| m["method"] == method)
-                .map(|(at, _)| *at);
-            if let Some(at) = found {
-                return Ok(at);
-            }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                bail!("no {method} within 60 s");
-            }
-        }
-    }
-
-    async fn stop(mut self) -> Result<()> {
-        self.request("shutdown", Value::Null).await?;
-        self.notify("exit", Value::Null).await?;
-        tokio::time::timeout(Duration::from_secs(60), self.child.wait())
-            .await
-            .context("the sidecar did not exit")??;
-        Ok(())
     }
 }

@@ -28,8 +28,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
+use wave_mcp_testkit::FakeModel;
 
-use crate::util::{self, FakeModel, Scratch};
+use crate::util::{self, Scratch};
 use crate::{readiness, roundtrip};
 
 /// Rounds the tool calls of row 7a are split into (each client process makes one round's calls).
@@ -176,7 +177,7 @@ pub struct RoundTripResult {
 
 pub async fn round_trip(peers: &Peers, calls: usize) -> Result<RoundTripResult> {
     let scratch = Scratch::new()?;
-    let model = FakeModel::start(false).await?;
+    let model = FakeModel::saying("done").await;
     let server_args = ["--tools", "echo"];
     let mut servers = Map::new();
     servers.insert("stdio".into(), util::stdio_server(&server_args));
@@ -259,7 +260,7 @@ pub struct ReadinessResult {
 
 pub async fn readiness(peers: &Peers, repeats: usize) -> Result<ReadinessResult> {
     let scratch = Scratch::new()?;
-    let model = FakeModel::start(true).await?;
+    let model = FakeModel::saying("done").await;
     let server_args = ["--slow-initialize-ms", readiness::INIT_MS];
     let options = ["--servers".to_string(), readiness::SERVERS.to_string()];
     let (mut ours, mut typescript, mut python) = (Vec::new(), Vec::new(), Vec::new());

@@ -14,7 +14,9 @@ use anyhow::{Result, bail};
 use serde_json::Value;
 use wave_mcp_manager::{ManagerOptions, McpManager, Timeouts};
 
-use crate::util::{self, FakeModel, Scratch};
+use wave_mcp_testkit::{FakeModel, declared};
+
+use crate::util::{self, Scratch};
 
 pub const SERVERS: usize = 5;
 pub const INIT_MS: &str = "300";
@@ -27,7 +29,7 @@ pub struct ReadinessResult {
 
 pub async fn run(repeats: usize) -> Result<ReadinessResult> {
     let scratch = Scratch::new()?;
-    let model = FakeModel::start(true).await?;
+    let model = FakeModel::saying("done").await;
     let args = ["--slow-initialize-ms", INIT_MS];
     let (mut one, mut ours, mut sequential) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..repeats {
@@ -72,15 +74,15 @@ pub async fn first_turn(scratch: &Scratch, model: &FakeModel, rep: usize) -> Res
         &format!("readiness-{rep}"),
     );
     let mut agent = util::agent(options)?;
-    model.take();
+    let before = model.received();
     let start = Instant::now();
     let report = agent.send_message("list your tools").await?;
-    let requests = model.take();
+    let requests = model.arrivals_since(before);
     agent.destroy().await;
     let Some((arrived, request)) = requests.first() else {
         bail!("the turn made no model request");
     };
-    let declared = util::declared_tools(request);
+    let declared = declared(request);
     let servers_declared = (0..SERVERS)
         .filter(|i| {
             declared

@@ -13,8 +13,9 @@ use anyhow::{Context, Result, bail};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value, json};
 use wave_mcp_manager::result_text;
+use wave_mcp_testkit::FakeModel;
 
-use crate::util::{self, FakeModel, Scratch};
+use crate::util::{self, Scratch};
 
 pub struct Transport {
     pub funnel: f64,
@@ -67,7 +68,7 @@ impl Drop for HttpServer {
 
 pub async fn run(calls: usize) -> Result<RoundTripResult> {
     let scratch = Scratch::new()?;
-    let model = FakeModel::start(false).await?;
+    let model = FakeModel::saying("done").await;
     let http = HttpServer::start(&["--tools", "echo"])?;
     let mut servers = Map::new();
     servers.insert("stdio".into(), util::stdio_server(&["--tools", "echo"]));

@@ -40,8 +40,8 @@ pub async fn run(requests: usize) -> Result<SidecarResult> {
     let many = Scratch::new()?;
     many.write_project(&util::stdio_servers(SERVERS, &["--tools", "echo,add"]))?;
 
-    let small = start(&one).await?;
-    let big = start(&many).await?;
+    let small = start(&one, None).await?;
+    let big = start(&many, None).await?;
     // Interleaved, so both see the same machine.
     let (mut lat_1, mut lat_200) = (Vec::new(), Vec::new());
     for _ in 0..requests / 10 {
@@ -110,15 +110,19 @@ pub async fn run(requests: usize) -> Result<SidecarResult> {
     })
 }
 
-/// The real sidecar of this profile over the testkit's LSP client, for one scratch directory.
-async fn start(scratch: &Scratch) -> Result<Sidecar> {
+/// The real sidecar of this profile over the testkit's LSP client, for one scratch directory;
+/// its sessions talk to the model at `model_url`, if any.
+pub async fn start(scratch: &Scratch, model_url: Option<&str>) -> Result<Sidecar> {
     let sidecar = Sidecar::spawn_program(&util::wave_mcp(), &scratch.root, |command| {
         command.env("WAVE_LOG", "error");
     });
-    let options = json!({
+    let mut options = json!({
         "home": scratch.home,
         "workdir": scratch.workdir,
     });
+    if let Some(url) = model_url {
+        options["model"] = json!({ "baseUrl": url, "model": "bench" });
+    }
     if let Err(error) = sidecar
         .initialize(json!({ "initializationOptions": options }))
         .await

@@ -1,4 +1,4 @@
-//! Row 7, tool search (BUD-3, BUD-4): (a) bytes of tool definitions per model request with 20
+//! Row 8, tool search (BUD-3, BUD-4): (a) bytes of tool definitions per model request with 20
 //! servers × 25 tools, search on vs off (real Python SDK servers with generated catalogs,
 //! `tests/peers/dynamic_server.py --catalog 23`, and a real agent: what the first model request
 //! carries); (b) the hit rate of a fixed query set over a real catalog (the `tools/list` of
@@ -12,17 +12,18 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use wave_mcp_agent::tool_rank::{SearchDoc, ToolIndex};
 use wave_mcp_manager::{ManagerOptions, McpManager, names};
+use wave_mcp_testkit::FakeModel;
 
-use crate::util::{self, FakeModel, Scratch};
+use crate::util::{self, Scratch};
 
-/// Servers and tools per server of row 7a.
+/// Servers and tools per server of row 8a.
 pub const SERVERS: usize = 20;
 pub const TOOLS_PER_SERVER: usize = 25;
 
-/// The real catalog of row 7b.
+/// The real catalog of row 8b.
 const CATALOG: &str = include_str!("../fixtures/tool_catalog.json");
 
-/// Row 7b's queries (as a user or model would put them) and the tool each one wants.
+/// Row 8b's queries (as a user or model would put them) and the tool each one wants.
 pub const QUERIES: &[(&str, &str)] = &[
     (
         "read the contents of a text file",
@@ -146,7 +147,7 @@ fn python() -> Result<PathBuf> {
     let python = dir.join("venv/bin/python");
     if !python.exists() {
         bail!(
-            "{} missing: run scripts/install-peers.sh (row 7a needs the PyPI mcp venv)",
+            "{} missing: run scripts/install-peers.sh (row 8a needs the PyPI mcp venv)",
             python.display()
         );
     }
@@ -161,7 +162,7 @@ fn dynamic_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/dynamic_server.py")
 }
 
-/// Row 7a: one agent per setting, each with the same 20 servers; the first request's bytes.
+/// Row 8a: one agent per setting, each with the same 20 servers; the first request's bytes.
 pub async fn declared_bytes() -> Result<DeclaredBytes> {
     let python = python()?;
     let catalog = (TOOLS_PER_SERVER - 2).to_string(); // + echo and add_tool
@@ -180,19 +181,19 @@ pub async fn declared_bytes() -> Result<DeclaredBytes> {
             scratch.workdir.join(".wave/settings.json"),
             json!({ "toolSearch": setting }).to_string(),
         )?;
-        let model = FakeModel::start(true).await?;
+        let model = FakeModel::saying("done").await;
         let options = util::agent_options(
             &scratch,
             &scratch.workdir,
             servers.clone(),
             &model.base_url,
-            "b7",
+            "b8",
         );
         let mut agent = util::agent(options)?;
         agent.send_message("hello").await?;
         let tools = agent.manager().tools().len();
-        let requests = model.take();
-        let (_, first) = requests.first().context("no model request")?;
+        let requests = model.requests();
+        let first = requests.first().context("no model request")?;
         let tool_bytes = first["tools"]
             .as_array()
             .map_or(0, |_| first["tools"].to_string().len());
@@ -239,7 +240,7 @@ fn catalog_docs() -> Result<Vec<SearchDoc>> {
         .collect())
 }
 
-/// Row 7b: the wanted tool among the top 5 of each query.
+/// Row 8b: the wanted tool among the top 5 of each query.
 pub fn hit_rate() -> Result<HitRate> {
     let docs = catalog_docs()?;
     let index = ToolIndex::new(&docs);
@@ -267,7 +268,7 @@ pub fn hit_rate() -> Result<HitRate> {
     })
 }
 
-/// Row 7c: 1,000 tools (the real catalog under 37 server names, plus one) ranked per query,
+/// Row 8c: 1,000 tools (the real catalog under 37 server names, plus one) ranked per query,
 /// against `McpManager::call_tool` of our stdio test server's `echo`; medians.
 pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
     let base = catalog_docs()?;

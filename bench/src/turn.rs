@@ -24,8 +24,9 @@ use std::process::Stdio;
 
 use anyhow::{Context, Result, bail};
 use wave_mcp_agent::announce;
+use wave_mcp_testkit::FakeModel;
 
-use crate::util::{self, FakeModel, Scratch};
+use crate::util::{self, Scratch};
 
 pub const TURNS: usize = 20;
 
@@ -72,7 +73,7 @@ pub async fn run() -> Result<TurnResult> {
         return Ok(TurnResult::Skipped(reason));
     }
     let scratch = Scratch::new()?;
-    let model = FakeModel::start(false).await?;
+    let model = FakeModel::saying("done").await;
     let turns_out = scratch.root.join("turns.callgrind");
     let calls_out = scratch.root.join("calls.callgrind");
     callgrind(&scratch, &model, "bench_turns", &turns_out).await?;

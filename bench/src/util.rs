@@ -1,19 +1,12 @@
-//! Shared pieces: the binaries under test, scratch directories, `/proc` readings, statistics,
-//! and a fake OpenAI-compatible model server.
+//! Shared pieces: the binaries under test, scratch directories, `/proc` readings and
+//! statistics. The fake model and the LSP client are the testkit's (`wave_mcp_testkit`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::post;
 use serde_json::{Map, Value, json};
 use wave_mcp_agent::{Agent, AgentOptions, ModelSettings, ReconnectPolicy, Timeouts};
 
@@ -263,91 +256,4 @@ pub fn fmt_ratio(ratio: f64) -> String {
     } else {
         format!("{ratio:.2}×")
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The fake model
-
-#[derive(Default)]
-struct ModelState {
-    /// When each request arrived.
-    arrivals: Mutex<Vec<(Instant, Value)>>,
-    /// Keep request bodies (off for the callgrind turns, which only need answers).
-    record: bool,
-}
-
-/// An OpenAI-compatible Chat Completions endpoint on 127.0.0.1 that answers every request with
-/// a short text and records when each request arrived.
-pub struct FakeModel {
-    pub base_url: String,
-    state: Arc<ModelState>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl FakeModel {
-    pub async fn start(record: bool) -> Result<FakeModel> {
-        let state = Arc::new(ModelState {
-            record,
-            ..ModelState::default()
-        });
-        let router = Router::new()
-            .route("/v1/chat/completions", post(answer))
-            .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let port = listener.local_addr()?.port();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
-        Ok(FakeModel {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            state,
-            task,
-        })
-    }
-
-    /// Takes the requests recorded so far: arrival time and body.
-    pub fn take(&self) -> Vec<(Instant, Value)> {
-        std::mem::take(&mut *self.state.arrivals.lock().unwrap())
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn answer(State(state): State<Arc<ModelState>>, body: Bytes) -> impl IntoResponse {
-    let arrived = Instant::now();
-    if state.record {
-        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        state.arrivals.lock().unwrap().push((arrived, request));
-    }
-    let reply = json!({
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "model": "bench-model",
-        "choices": [{
-            "index": 0,
-            "message": { "role": "assistant", "content": "done" },
-            "finish_reason": "stop",
-        }],
-    });
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        reply.to_string(),
-    )
-}
-
-/// The tool names a Chat Completions request declares.
-pub fn declared_tools(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -8,7 +8,7 @@
 //!
 //! Runs in the peers group (`scripts/test-all.sh`). A missing SDK fails the test when `CI` is set.
 
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -41,14 +41,6 @@ fn sdk_example() -> Option<PathBuf> {
             None
         }
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// The SDK example in its own process group, killed with it when dropped.

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -271,14 +271,6 @@ impl Drop for HttpPeer {
 }
 
 /// A port that was free on 127.0.0.1 a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn start_everything(sandbox: &Sandbox, bin: &Path, mode: &str) -> HttpPeer {
     let port = free_port();
     let mut command = Command::new(bin);
@@ -586,15 +578,7 @@ fn budget_agent(
 }
 
 fn declared_names(request: &Value) -> Vec<String> {
-    let mut names: Vec<String> = request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut names = wave_mcp_testkit::declared(request);
     names.sort();
     names
 }

@@ -262,32 +262,19 @@ async fn prm_1_cli_lists_prompts_and_resources() {
 // error and sends nothing, a mention attaches the resource.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prm_2_cli_chat_sends_prompts_and_mentions() {
-    use std::io::Write;
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
     let model = FakeModel::start(vec![say("reviewed it"), say("read it")]).await;
-    let mut child = command(
+    let chat = command(
         &sandbox,
         &["chat"],
         &[("WAVE_BASE_URL", &model.base_url), ("WAVE_MODEL", "fake")],
+    );
+    let output = wave_mcp_testkit::run_with_input(
+        chat,
+        b"/mcp__a__review src/a.rs\n/mcp__a__review\n@a:test://doc/2 what is it?\n/exit\n",
     )
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .expect("start wave-mcp chat");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            b"/mcp__a__review src/a.rs\n/mcp__a__review\n@a:test://doc/2 what is it?\n/exit\n",
-        )
-        .unwrap();
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}", text(&output));
     let expected = [

@@ -7,12 +7,12 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use wave_mcp_manager::{
-    ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
-};
+use wave_mcp_manager::{ManagerOptions, McpManager, ReconnectPolicy, Timeouts};
+// `server(&manager, name)` is the manager's row: `row` is the sidecar's (`lsp_client::row`).
+pub use wave_mcp_testkit::manager::{row as server, status};
 pub use wave_mcp_testkit::{
-    HttpServer, Rng, SandboxDirs, alive, assert_all_dead, binary, eventually, faults_seed,
-    read_pids, wait_for_pids,
+    HttpServer, Rng, alive, assert_all_dead, binary, eventually, faults_seed, free_port, read_pids,
+    wait_for_pids,
 };
 
 /// Our rmcp test server (the `wave-mcp-test-server` crate under `tests/test-server`). Another
@@ -27,23 +27,11 @@ pub fn wave_mcp() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_wave-mcp"))
 }
 
-/// A private HOME and workdir. Every server config made through it carries the sandbox path in
-/// its arguments, so its processes can be found in `/proc` by that marker.
-pub struct Sandbox(SandboxDirs);
-
-impl std::ops::Deref for Sandbox {
-    type Target = SandboxDirs;
-
-    fn deref(&self) -> &SandboxDirs {
-        &self.0
-    }
-}
+// A private HOME and workdir. Every server config made through it carries the sandbox path in
+// its arguments, so its processes can be found in `/proc` by that marker.
+wave_mcp_testkit::suite_sandbox!("wave-mcp-test-");
 
 impl Sandbox {
-    pub fn new() -> Sandbox {
-        Sandbox(SandboxDirs::new("wave-mcp-test-"))
-    }
-
     /// A stdio entry for our test server with `args`, marked with this sandbox's path.
     pub fn server(&self, args: &[&str]) -> Value {
         let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -127,18 +115,6 @@ impl Sandbox {
 pub fn write_config(path: &Path, servers: Value) {
     let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
     std::fs::write(path, text).unwrap();
-}
-
-pub fn server(manager: &McpManager, name: &str) -> ServerSnapshot {
-    let snapshot = manager.snapshot();
-    let server = snapshot.server(name);
-    server
-        .cloned()
-        .unwrap_or_else(|| panic!("server {name} not listed"))
-}
-
-pub fn status(manager: &McpManager, name: &str) -> Status {
-    server(manager, name).status
 }
 
 // ---- sign-in (suite::auth, suite::auth_faults) ------------------------------------------------

@@ -1,20 +1,22 @@
 //! Helpers shared by the integration test binaries of every crate: locating our binaries,
-//! checking processes through `/proc`, bounded polling (never a wall-clock assertion), our
-//! test MCP server over HTTP with its `/control/*` API, the scripted fake model ([`FakeModel`])
-//! and the LSP client for the sidecar ([`lsp::Sidecar`]).
+//! checking processes through `/proc`, bounded polling (never a wall-clock assertion), a
+//! suite's sandbox ([`SandboxDirs`], [`suite_sandbox!`]), our test MCP server over HTTP with its
+//! `/control/*` API, the scripted fake model ([`FakeModel`]), the LSP client for the sidecar
+//! ([`lsp::Sidecar`]) and a manager's listed rows ([`manager::row`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
 pub mod lsp;
+pub mod manager;
 mod model;
-pub use model::{FakeModel, Step, after, call, exec, paced, say, stall};
+pub use model::{FakeModel, Step, after, call, declared, exec, paced, say, stall};
 
 /// A binary of this workspace (`wave-mcp`, `wave-mcp-test-server`) from the target directory of
 /// the running test. Test runs of the whole workspace (`cargo nextest run --workspace`,
@@ -121,11 +123,9 @@ pub async fn assert_all_dead(pids: &[u32]) {
     assert!(gone, "processes still alive: {survivors:?}");
 }
 
-/// Our test server over HTTP on 127.0.0.1 (Streamable HTTP on `/mcp` or legacy SSE on `/sse`),
-/// with its `/control/*` API; killed when dropped.
 /// A private home and workdir under one temporary root, removed on drop. Every server config a
 /// test makes carries the root in its arguments, so its processes can be found in `/proc` by
-/// that marker. The test binaries wrap it in a `Sandbox` of their own (`Deref` to this).
+/// that marker. The test binaries wrap it in a `Sandbox` of their own ([`suite_sandbox!`]).
 pub struct SandboxDirs {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
@@ -172,6 +172,56 @@ impl SandboxDirs {
         let gone = eventually(Duration::from_secs(10), || self.live_processes().is_empty()).await;
         assert!(gone, "left running: {:?}", self.live_processes());
     }
+}
+
+/// Declares a suite's `Sandbox`: a [`SandboxDirs`] under this temp-dir prefix, which it derefs
+/// to, so the suite can give it methods of its own (`impl Sandbox { ... }`).
+#[macro_export]
+macro_rules! suite_sandbox {
+    ($prefix:literal) => {
+        /// A private home and workdir ([`wave_mcp_testkit::SandboxDirs`]) with this suite's
+        /// server configs, every one marked with the sandbox path.
+        pub struct Sandbox($crate::SandboxDirs);
+
+        impl std::ops::Deref for Sandbox {
+            type Target = $crate::SandboxDirs;
+
+            fn deref(&self) -> &$crate::SandboxDirs {
+                &self.0
+            }
+        }
+
+        impl Sandbox {
+            pub fn new() -> Sandbox {
+                Sandbox($crate::SandboxDirs::new($prefix))
+            }
+        }
+    };
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (for a server that takes a fixed port).
+pub fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `command` with its stdio piped: writes `input` to its stdin, closes it, and waits (on a
+/// blocking thread) for the process to end; its output.
+pub async fn run_with_input(mut command: Command, input: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", command.get_program()));
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 /// Reads one LSP frame (`Content-Length` header, other headers, blank line, body) and returns
@@ -277,6 +327,8 @@ pub fn http_request(base: &str, method: &str, path: &str) -> (u16, String) {
     (status, body)
 }
 
+/// Our test server over HTTP on 127.0.0.1 (Streamable HTTP on `/mcp` or legacy SSE on `/sse`),
+/// with its `/control/*` API; killed when dropped.
 pub struct HttpServer {
     child: Child,
     /// The MCP URL: `http://127.0.0.1:PORT/mcp` or `.../sse`.

@@ -248,6 +248,12 @@ impl Sidecar {
         self.shared.log.lock().unwrap().clone()
     }
 
+    /// The messages received from position `since` on, with their arrival times and sizes.
+    pub fn arrivals_since(&self, since: usize) -> Vec<Arrival> {
+        let log = self.shared.log.lock().unwrap();
+        log[since.min(log.len())..].to_vec()
+    }
+
     /// How many messages have arrived: a cursor for [`Sidecar::wait_notification`].
     pub fn received(&self) -> usize {
         self.shared.log.lock().unwrap().len()
@@ -270,6 +276,30 @@ impl Sidecar {
         method: &str,
         check: impl Fn(&Value) -> bool,
     ) -> Value {
+        let found = self
+            .wait_for(since, |m| m["method"] == method && check(&m["params"]))
+            .await;
+        match found {
+            Some(message) => message["params"].clone(),
+            None => panic!(
+                "no matching {method} within {LIMIT:?}; received: {:#?}",
+                self.notifications(method)
+            ),
+        }
+    }
+
+    /// Waits for a `method` *request* of the sidecar at or after message `since`; returns the
+    /// whole message (`id`, `params`) for [`Sidecar::answer`].
+    pub async fn wait_request(&self, since: usize, method: &str) -> Value {
+        let found = self
+            .wait_for(since, |m| m["method"] == method && m.get("id").is_some())
+            .await;
+        found.unwrap_or_else(|| panic!("no {method} request within {LIMIT:?}"))
+    }
+
+    /// The first message at or after `since` that `wanted` accepts, waiting up to [`LIMIT`] for
+    /// it; `None` when none came.
+    async fn wait_for(&self, since: usize, wanted: impl Fn(&Value) -> bool) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + LIMIT;
         loop {
             let arrived = self.shared.arrived.notified();
@@ -278,39 +308,14 @@ impl Sidecar {
                 log[since.min(log.len())..]
                     .iter()
                     .map(|arrival| &arrival.message)
-                    .find(|m| m["method"] == method && check(&m["params"]))
-                    .map(|m| m["params"].clone())
+                    .find(|m| wanted(m))
+                    .cloned()
             };
-            if let Some(params) = found {
-                return params;
+            if found.is_some() {
+                return found;
             }
             if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                panic!(
-                    "no matching {method} within {LIMIT:?}; received: {:#?}",
-                    self.notifications(method)
-                );
-            }
-        }
-    }
-
-    /// Waits for a `method` *request* of the sidecar at or after message `since`; returns the
-    /// whole message (`id`, `params`) for [`Sidecar::answer`].
-    pub async fn wait_request(&self, since: usize, method: &str) -> Value {
-        let deadline = tokio::time::Instant::now() + LIMIT;
-        loop {
-            let arrived = self.shared.arrived.notified();
-            let found = {
-                let log = self.shared.log.lock().unwrap();
-                log[since.min(log.len())..]
-                    .iter()
-                    .find(|a| a.message["method"] == method && a.message.get("id").is_some())
-                    .map(|a| a.message.clone())
-            };
-            if let Some(message) = found {
-                return message;
-            }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                panic!("no {method} request within {LIMIT:?}");
+                return None;
             }
         }
     }

@@ -2,11 +2,13 @@
 //! on 127.0.0.1 (axum) that answers from a script and records every request body. A request
 //! with `stream: true` is answered as a `text/event-stream` of chunks (text word by word, tool
 //! calls in pieces), optionally paced; [`FakeModel::start_without_streaming`] is an endpoint
-//! that ignores `stream` and always answers with one JSON body.
+//! that ignores `stream` and always answers with one JSON body, and [`FakeModel::saying`] one
+//! that answers every request with the same text (the bench's model: no script to run out).
+//! Each request's arrival is stamped before its body is read as JSON, for the bench's timings.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -60,18 +62,32 @@ pub fn exec(script: &str) -> Step {
     call("Exec", json!({ "script": script }))
 }
 
-#[derive(Default)]
+/// The tool names a Chat Completions request declares, in order (none without `tools`).
+pub fn declared(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 struct FakeState {
     script: Mutex<VecDeque<Step>>,
-    requests: Mutex<Vec<Value>>,
+    /// Every request body with the moment it arrived.
+    requests: Mutex<Vec<(Instant, Value)>>,
     /// Answers `stream: true` with an event stream.
     streams: bool,
-    /// When each streamed answer's first chunk was written.
-    first_chunks: Mutex<Vec<std::time::Instant>>,
+    /// The answer once the script is used up.
+    otherwise: Step,
 }
 
 /// An OpenAI-compatible Chat Completions server on 127.0.0.1 that records every request body and
-/// answers from a script; once the script is used up it answers "(script exhausted)".
+/// answers from a script; once the script is used up it answers "(script exhausted)" (or the
+/// text of [`FakeModel::saying`]).
 pub struct FakeModel {
     /// The base URL (`http://127.0.0.1:PORT/v1`).
     pub base_url: String,
@@ -81,20 +97,27 @@ pub struct FakeModel {
 
 impl FakeModel {
     pub async fn start(script: Vec<Step>) -> FakeModel {
-        FakeModel::serve(script, true).await
+        FakeModel::serve(script, true, say("(script exhausted)")).await
     }
 
     /// A model endpoint without streaming: `stream: true` is ignored, every answer is JSON.
     pub async fn start_without_streaming(script: Vec<Step>) -> FakeModel {
-        FakeModel::serve(script, false).await
+        FakeModel::serve(script, false, say("(script exhausted)")).await
     }
 
-    async fn serve(script: Vec<Step>, streams: bool) -> FakeModel {
+    /// A model endpoint without streaming that answers every request with `text`, however many
+    /// there are.
+    pub async fn saying(text: &str) -> FakeModel {
+        FakeModel::serve(Vec::new(), false, say(text)).await
+    }
+
+    async fn serve(script: Vec<Step>, streams: bool, otherwise: Step) -> FakeModel {
         let state = Arc::new(FakeState {
+            script: Mutex::new(script.into()),
+            requests: Mutex::default(),
             streams,
-            ..FakeState::default()
+            otherwise,
         });
-        state.script.lock().unwrap().extend(script);
         let router = Router::new()
             .route("/v1/chat/completions", post(answer))
             .with_state(state.clone());
@@ -114,7 +137,19 @@ impl FakeModel {
 
     /// Every request body received, in order.
     pub fn requests(&self) -> Vec<Value> {
-        self.state.requests.lock().unwrap().clone()
+        let requests = self.state.requests.lock().unwrap();
+        requests.iter().map(|(_, body)| body.clone()).collect()
+    }
+
+    /// How many requests have arrived: a cursor for [`FakeModel::arrivals_since`].
+    pub fn received(&self) -> usize {
+        self.state.requests.lock().unwrap().len()
+    }
+
+    /// The requests received from position `since` on, each with the moment it arrived.
+    pub fn arrivals_since(&self, since: usize) -> Vec<(Instant, Value)> {
+        let requests = self.state.requests.lock().unwrap();
+        requests[since.min(requests.len())..].to_vec()
     }
 
     pub fn request(&self, index: usize) -> Value {
@@ -127,11 +162,6 @@ impl FakeModel {
     pub fn last_request(&self) -> Value {
         self.requests().last().cloned().expect("no request yet")
     }
-
-    /// When the first chunk of each streamed answer was written, in order.
-    pub fn first_chunks(&self) -> Vec<std::time::Instant> {
-        self.state.first_chunks.lock().unwrap().clone()
-    }
 }
 
 impl Drop for FakeModel {
@@ -141,10 +171,11 @@ impl Drop for FakeModel {
 }
 
 async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoResponse {
+    let arrived = Instant::now();
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let number = {
         let mut requests = state.requests.lock().unwrap();
-        requests.push(request);
+        requests.push((arrived, request));
         requests.len()
     };
     let mut step = state
@@ -152,14 +183,14 @@ async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoRe
         .lock()
         .unwrap()
         .pop_front()
-        .unwrap_or_else(|| say("(script exhausted)"));
+        .unwrap_or_else(|| state.otherwise.clone());
     while let Step::After(pause, next) = step {
         tokio::time::sleep(pause).await;
         step = *next;
     }
     let streamed = request_streams(&state, number);
     if streamed {
-        return stream(state, number, step).into_response();
+        return stream(number, step).into_response();
     }
     let step = match step {
         Step::Paced(_, step) => *step,
@@ -195,11 +226,11 @@ async fn answer(State(state): State<Arc<FakeState>>, body: Bytes) -> impl IntoRe
 /// Whether request `number` asked for a stream and this model streams.
 fn request_streams(state: &FakeState, number: usize) -> bool {
     let requests = state.requests.lock().unwrap();
-    state.streams && requests[number - 1]["stream"] == json!(true)
+    state.streams && requests[number - 1].1["stream"] == json!(true)
 }
 
 /// The answer as Chat Completions chunks (`data: {...}` events, then `data: [DONE]`).
-fn stream(state: Arc<FakeState>, number: usize, step: Step) -> axum::response::Response {
+fn stream(number: usize, step: Step) -> axum::response::Response {
     let (pace, step) = match step {
         Step::Paced(pace, step) => (pace, *step),
         step => (Duration::ZERO, step),
@@ -255,13 +286,6 @@ fn stream(state: Arc<FakeState>, number: usize, step: Step) -> axum::response::R
             }
             if sender.send(chunk).await.is_err() {
                 return;
-            }
-            if i == 0 {
-                state
-                    .first_chunks
-                    .lock()
-                    .unwrap()
-                    .push(std::time::Instant::now());
             }
         }
         if stall {

@@ -1,9 +1,9 @@
 //! `wave-mcp chat`: the real binary, stdin piped, against the fake model and a real MCP server.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::json;
+use wave_mcp_testkit::run_with_input;
 
 use super::support::*;
 
@@ -20,28 +20,18 @@ async fn chat_command_runs_turns_and_mcp_commands() {
     } });
     std::fs::write(sandbox.workdir.join(".mcp.json"), config.to_string()).unwrap();
 
-    let mut child = Command::new(wave_mcp())
-        .args(["chat", "--workdir"])
+    let mut chat = Command::new(wave_mcp());
+    chat.args(["chat", "--workdir"])
         .arg(&sandbox.workdir)
         .env("HOME", &sandbox.home)
         .env("WAVE_BASE_URL", &model.base_url)
         .env("WAVE_MODEL", "fake-model")
-        .env("WAVE_API_KEY", "k")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wave-mcp chat");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"/mcp\nplease echo\n/mcp\n/disconnect a\n/mcp\n/connect nope\n/exit\n")
-        .unwrap();
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+        .env("WAVE_API_KEY", "k");
+    let output = run_with_input(
+        chat,
+        b"/mcp\nplease echo\n/mcp\n/disconnect a\n/mcp\n/connect nope\n/exit\n",
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -16,8 +16,8 @@ use wave_mcp_agent::{
     Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
 };
 pub use wave_mcp_testkit::{
-    FakeModel, HttpServer, Rng, SandboxDirs, Step, alive, assert_all_dead, binary, call,
-    eventually, exec, faults_seed, read_pids, say, wait_for_pids,
+    FakeModel, HttpServer, Rng, Step, alive, assert_all_dead, binary, call, declared, eventually,
+    exec, faults_seed, read_pids, say, wait_for_pids,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -41,19 +41,6 @@ pub fn system_prompt(request: &Value) -> String {
     let first = &request["messages"][0];
     assert_eq!(first["role"], "system");
     first["content"].as_str().unwrap().to_string()
-}
-
-/// The tool names a request declares.
-pub fn declared(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Every message content of a request, as text (parts joined).
@@ -139,21 +126,9 @@ pub fn read_transcript(path: &Path) -> Vec<Value> {
 // ---------------------------------------------------------------------------------------------
 // Sandbox: a private home and workdir, and MCP server configs marked with its path
 
-pub struct Sandbox(SandboxDirs);
-
-impl std::ops::Deref for Sandbox {
-    type Target = SandboxDirs;
-
-    fn deref(&self) -> &SandboxDirs {
-        &self.0
-    }
-}
+wave_mcp_testkit::suite_sandbox!("wave-agent-test-");
 
 impl Sandbox {
-    pub fn new() -> Sandbox {
-        Sandbox(SandboxDirs::new("wave-agent-test-"))
-    }
-
     /// A stdio entry for our test server with `args`; it logs its events to `<name>.events`
     /// (the sandbox path in its arguments lets `/proc` find it).
     pub fn server(&self, name: &str, args: &[&str]) -> Value {

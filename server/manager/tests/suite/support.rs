@@ -9,9 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use wave_mcp_manager::{
-    ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Status, Timeouts,
-};
+use wave_mcp_manager::{ManagerOptions, McpManager, ReconnectPolicy, ServerSnapshot, Timeouts};
+pub use wave_mcp_testkit::manager::{row, status};
 pub use wave_mcp_testkit::{
     SandboxDirs, alive, assert_all_dead, binary, eventually, read_pids, wait_for_pids,
 };
@@ -86,19 +85,6 @@ pub fn manager_with_grace(sandbox: &SandboxDirs, grace: Duration) -> McpManager 
             attempts: 3,
         },
     })
-}
-
-/// The server `name` as listed now.
-pub fn row(manager: &McpManager, name: &str) -> ServerSnapshot {
-    let snapshot = manager.snapshot();
-    let server = snapshot.server(name);
-    server
-        .cloned()
-        .unwrap_or_else(|| panic!("server {name} not listed"))
-}
-
-pub fn status(manager: &McpManager, name: &str) -> Status {
-    row(manager, name).status
 }
 
 pub fn tool_names(server: &ServerSnapshot) -> Vec<String> {

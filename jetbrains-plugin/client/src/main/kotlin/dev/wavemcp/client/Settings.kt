@@ -4,8 +4,6 @@
 
 package dev.wavemcp.client
 
-import java.util.Locale
-
 /** One thing the IDE does for the settings page. Executed in list order. */
 sealed interface HostAction {
     /** EDIT-1: open this absolute path in an editor tab. */
@@ -46,7 +44,6 @@ enum class Lang {
 
     companion object {
         /** `zh`, `zh-CN`, `zh_TW`, ... are Chinese; everything else English (as the webview). */
-        fun of(locale: Locale): Lang = if (locale.language.equals("zh", ignoreCase = true)) ZH else EN
         fun of(tag: String?): Lang = if (tag != null && tag.trim().lowercase().startsWith("zh")) ZH else EN
     }
 }

@@ -42,8 +42,8 @@ class ElicitRelayTest {
             add("args", JsonArray().apply { add(script().toString()) })
         }
         sb.writeProject(sb.config("py" to entry))
-        ToolModel("mcp__py__ask_form").use { model ->
-            val sidecar = sb.start(env = mapOf("WAVE_BASE_URL" to model.baseUrl, "WAVE_MODEL" to "fake"))
+        FakeModel.callingOnce("mcp__py__ask_form").use { model ->
+            val sidecar = sb.start(env = model.env)
             PageBridge(RecordingHost()).use { bridge ->
                 bridge.attach(sidecar)
                 val pushes = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
@@ -92,48 +92,4 @@ class ElicitRelayTest {
         }
         return found!!
     }
-}
-
-/** An OpenAI-compatible model: calls [tool] once per turn, then says "done". */
-class ToolModel(private val tool: String) : AutoCloseable {
-    private val server = com.sun.net.httpserver.HttpServer.create(java.net.InetSocketAddress("127.0.0.1", 0), 0).apply {
-        createContext("/v1/chat/completions") { exchange ->
-            val request = JsonParser.parseString(exchange.requestBody.readBytes().toString(Charsets.UTF_8)).asJsonObject
-            val last = request.getAsJsonArray("messages").last().asJsonObject
-            val message = JsonObject().apply { addProperty("role", "assistant") }
-            if (last.get("role").asString == "tool") {
-                message.addProperty("content", "done")
-            } else {
-                val function = JsonObject().apply {
-                    addProperty("name", tool)
-                    addProperty("arguments", "{}")
-                }
-                val call = JsonObject().apply {
-                    addProperty("id", "c1")
-                    addProperty("type", "function")
-                    add("function", function)
-                }
-                message.add("tool_calls", JsonArray().apply { add(call) })
-            }
-            val choice = JsonObject().apply {
-                addProperty("index", 0)
-                add("message", message)
-                addProperty("finish_reason", "stop")
-            }
-            val reply = JsonObject().apply {
-                addProperty("id", "fake")
-                addProperty("object", "chat.completion")
-                add("choices", JsonArray().apply { add(choice) })
-            }
-            val body = reply.toString().toByteArray()
-            exchange.responseHeaders.add("content-type", "application/json")
-            exchange.sendResponseHeaders(200, body.size.toLong())
-            exchange.responseBody.use { it.write(body) }
-        }
-        start()
-    }
-
-    val baseUrl: String get() = "http://127.0.0.1:${server.address.port}/v1"
-
-    override fun close() = server.stop(0)
 }

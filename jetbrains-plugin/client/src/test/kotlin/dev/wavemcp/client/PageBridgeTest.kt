@@ -143,8 +143,8 @@ class PageBridgeTest {
 
     @Test
     fun `CHAT-1 CHAT-2 the chat page's messages come from the sidecar - pushed in order, and the whole history for a reopened page`() = Sandbox().use { sb ->
-        FakeModel().use { model ->
-            val sidecar = sb.start(env = mapOf("WAVE_BASE_URL" to model.baseUrl, "WAVE_MODEL" to "fake"))
+        FakeModel.replying().use { model ->
+            val sidecar = sb.start(env = model.env)
             PageBridge(RecordingHost()).use { bridge ->
                 bridge.attach(sidecar)
                 val pushes = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
@@ -179,42 +179,4 @@ class PageBridgeTest {
             }
         }
     }
-}
-
-/** An OpenAI-compatible model on 127.0.0.1 (the JDK's HTTP server): `reply to <last user message>`. */
-class FakeModel : AutoCloseable {
-    private val seen = java.util.Collections.synchronizedList(mutableListOf<String>())
-    private val server = com.sun.net.httpserver.HttpServer.create(java.net.InetSocketAddress("127.0.0.1", 0), 0).apply {
-        createContext("/v1/chat/completions") { exchange ->
-            val request = JsonParser.parseString(exchange.requestBody.readBytes().toString(Charsets.UTF_8)).asJsonObject
-            val user = request.getAsJsonArray("messages").map { it.asJsonObject }.last { it.get("role").asString == "user" }
-            val text = user.get("content").asString
-            seen += text
-            val message = JsonObject().apply {
-                addProperty("role", "assistant")
-                addProperty("content", "reply to $text")
-            }
-            val choice = JsonObject().apply {
-                addProperty("index", 0)
-                add("message", message)
-                addProperty("finish_reason", "stop")
-            }
-            val reply = JsonObject().apply {
-                addProperty("id", "fake")
-                addProperty("object", "chat.completion")
-                add("choices", com.google.gson.JsonArray().apply { add(choice) })
-            }
-            val body = reply.toString().toByteArray()
-            exchange.responseHeaders.add("content-type", "application/json")
-            exchange.sendResponseHeaders(200, body.size.toLong())
-            exchange.responseBody.use { it.write(body) }
-        }
-        start()
-    }
-
-    val baseUrl: String get() = "http://127.0.0.1:${server.address.port}/v1"
-
-    fun seen(): List<String> = synchronized(seen) { seen.toList() }
-
-    override fun close() = server.stop(0)
 }

@@ -1,10 +1,11 @@
 // Test support: a sandbox per test (its own HOME and workspace under one temp root), the real
-// sidecar binary and our test MCP server, and process checks through /proc.
+// sidecar binary and our test MCP server, process checks through /proc, and the fake model.
 
 package dev.wavemcp.client
 
 import com.google.gson.JsonArray
 import com.google.gson.JsonObject
+import com.google.gson.JsonParser
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import java.nio.file.Files
@@ -162,3 +163,71 @@ class RecordingHost : Host {
 
     fun recorded(): List<HostAction> = synchronized(actions) { actions.toList() }
 }
+
+/**
+ * An OpenAI-compatible model on 127.0.0.1 (the JDK's HTTP server) that never streams: each
+ * request is answered with the assistant message [answer] makes of it.
+ */
+class FakeModel(private val answer: (request: JsonObject) -> JsonObject) : AutoCloseable {
+    private val requests = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
+    private val server = com.sun.net.httpserver.HttpServer.create(java.net.InetSocketAddress("127.0.0.1", 0), 0).apply {
+        createContext("/v1/chat/completions") { exchange ->
+            val request = JsonParser.parseString(exchange.requestBody.readBytes().toString(Charsets.UTF_8)).asJsonObject
+            requests += request
+            val choice = JsonObject().apply {
+                addProperty("index", 0)
+                add("message", answer(request))
+                addProperty("finish_reason", "stop")
+            }
+            val reply = JsonObject().apply {
+                addProperty("id", "fake")
+                addProperty("object", "chat.completion")
+                add("choices", JsonArray().apply { add(choice) })
+            }
+            val body = reply.toString().toByteArray()
+            exchange.responseHeaders.add("content-type", "application/json")
+            exchange.sendResponseHeaders(200, body.size.toLong())
+            exchange.responseBody.use { it.write(body) }
+        }
+        start()
+    }
+
+    val baseUrl: String get() = "http://127.0.0.1:${server.address.port}/v1"
+
+    /** The sidecar's environment for this model (see [Sandbox.start]). */
+    val env: Map<String, String> get() = mapOf("WAVE_BASE_URL" to baseUrl, "WAVE_MODEL" to "fake")
+
+    /** The last user message of every request, in order. */
+    fun seen(): List<String> = synchronized(requests) { requests.toList() }.map(::lastUserText)
+
+    override fun close() = server.stop(0)
+
+    companion object {
+        /** Answers `reply to <last user message>`. */
+        fun replying() = FakeModel { request -> assistant().apply { addProperty("content", "reply to ${lastUserText(request)}") } }
+
+        /** Calls [tool] (no arguments) when the last message is not a tool result, else says "done". */
+        fun callingOnce(tool: String) = FakeModel { request ->
+            val last = request.getAsJsonArray("messages").last().asJsonObject
+            if (last.get("role").asString == "tool") {
+                assistant().apply { addProperty("content", "done") }
+            } else {
+                val function = JsonObject().apply {
+                    addProperty("name", tool)
+                    addProperty("arguments", "{}")
+                }
+                val call = JsonObject().apply {
+                    addProperty("id", "c1")
+                    addProperty("type", "function")
+                    add("function", function)
+                }
+                assistant().apply { add("tool_calls", JsonArray().apply { add(call) }) }
+            }
+        }
+
+        private fun assistant() = JsonObject().apply { addProperty("role", "assistant") }
+    }
+}
+
+private fun lastUserText(request: JsonObject): String =
+    request.getAsJsonArray("messages").map { it.asJsonObject }.last { it.get("role").asString == "user" }.get("content").asString
