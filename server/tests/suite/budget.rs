@@ -181,18 +181,6 @@ fn json_server_list(out: &Value) -> Value {
     json!({ "servers": [out["server"].clone()] })
 }
 
-/// The function names a model request declares, sorted.
-fn declared(request: &Value) -> Vec<String> {
-    let mut names: Vec<String> = request["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect();
-    names.sort();
-    names
-}
-
 // BUD-3: `WAVE_TOOL_SEARCH` in the sidecar's environment wins over the settings files. The
 // project's `.wave/settings.json` says `"off"`: without the variable the first model request
 // declares the server's tools in full; with `WAVE_TOOL_SEARCH=on` it declares
@@ -219,7 +207,9 @@ async fn bud_3_wave_tool_search_in_the_environment_wins_over_the_settings_files(
         sidecar
             .wait_notification(0, "wave/session/turnEnded", |p| p["turn"] == turn)
             .await;
-        declarations.push(declared(&model.request(0)));
+        let mut names = wave_mcp_testkit::declared(&model.request(0));
+        names.sort();
+        declarations.push(names);
         sidecar.stop().await;
     }
     assert_eq!(declarations[0], ["mcp__a__add", "mcp__a__echo"]);
