@@ -35,6 +35,7 @@ import {
   progressArrived,
   runningCalls,
   stopRequested,
+  toolResultArrived,
   turnOver,
   type LiveState,
 } from "./liveState";
@@ -105,8 +106,12 @@ export class ChatPage {
         this.setLive(progressArrived(this.live, this.state.sessionId, params as SessionProgressParams));
       } else if (method === "wave/session/message") {
         const p = params as SessionMessageParams;
-        if (p.sessionId === this.state.sessionId) this.live = messageArrived(this.live, p.turn, p.message.role);
-        this.set(addMessage(this.state, p));
+        const next = addMessage(this.state, p);
+        if (p.sessionId === this.state.sessionId) {
+          this.live = messageArrived(this.live, p.turn, p.message.role);
+          if (p.message.role === "tool") this.live = toolResultArrived(this.live, p.turn, runningCalls(next.entries, next.running));
+        }
+        this.set(next);
         if (this.state.gap) void this.loadHistory();
       } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
