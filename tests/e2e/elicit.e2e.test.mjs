@@ -2,13 +2,16 @@
 // (elicitation, LONG-5). The packaged .vsix runs its bundled sidecar; the workspace's `.mcp.json`
 // has the official Python SDK server `tests/peers/py_elicit.py`; a fake model calls its
 // `ask_form` tool. The form appears in the chat view, is filled and accepted, and the tool's
-// result carries the answer. Screenshots: target/test-output/vscode-e2e/elicit-*.png.
+// result carries the answer. A question also outlives the chat view being hidden (VS Code drops
+// the view's page then): the reopened view shows it again. Screenshots:
+// target/test-output/vscode-e2e/elicit-*.png.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  hasWebviewFrame,
   installExtension,
   lastMessage,
   makeSandbox,
@@ -83,5 +86,34 @@ describe("elicitation in a real VS Code (code-server)", () => {
     await chat.locator(".msg-assistant", { hasText: `The server got: ${answer}` }).waitFor({ timeout: 60_000 });
     assert.equal(await chat.locator("#elicit").count(), 0, "the dialog is closed");
     await page.screenshot({ path: path.join(outputDir, "elicit-accepted-in-vscode.png") });
+  });
+
+  test("LONG-5: a question outlives the hidden chat view: the Wave icon shows it waits, the reopened view shows it again, and the answer reaches the tool", async (t) => {
+    if (!page) return t.skip("PyPI mcp not installed (run scripts/install-peers.sh)");
+    await runCommand(page, "Wave: Open Chat");
+    let chat = await webviewFrame(page, "chat", 60_000);
+    const answered = await chat.locator(".msg-assistant", { hasText: "The server got:" }).count();
+    await chat.locator("#chat-input").fill("Sign me up once more");
+    await chat.locator("#chat-input").press("Enter");
+    await chat.locator("#elicit[data-mode=form]").waitFor({ timeout: 90_000 });
+    // The sidebar shows the Explorer: the chat view is hidden and VS Code drops its page.
+    await runCommand(page, "View: Show Explorer");
+    await until(async () => !(await hasWebviewFrame(page, "chat")), "the hidden chat view's page is gone", 30_000);
+    const badge = page.locator(".activitybar .badge-content", { hasText: /^1$/ });
+    await badge.waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: path.join(outputDir, "elicit-waiting-while-hidden.png") });
+    await runCommand(page, "Wave: Open Chat");
+    chat = await webviewFrame(page, "chat", 60_000);
+    await chat.locator("#elicit[data-mode=form]").waitFor({ timeout: 30_000 });
+    assert.equal(await chat.locator("#elicit-server").textContent(), "py asks");
+    assert.equal(await chat.locator("#elicit-message").textContent(), "Tell me about you");
+    await chat.locator("#elicit-field-name").fill("Grace");
+    await chat.locator("#elicit-field-age").fill("45");
+    await chat.locator("#elicit-accept").click();
+    const answer = 'accept: {"age": 45, "colour": "green", "name": "Grace", "subscribe": false}';
+    await chat.locator(".msg-assistant", { hasText: `The server got: ${answer}` }).waitFor({ timeout: 60_000 });
+    assert.equal(await chat.locator(".msg-assistant", { hasText: "The server got:" }).count(), answered + 1, "one answer per turn");
+    await badge.waitFor({ state: "detached", timeout: 30_000 });
+    assert.equal(await chat.locator("#elicit").count(), 0, "the dialog is closed");
   });
 });

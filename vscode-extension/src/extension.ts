@@ -156,6 +156,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         switch (method) {
           case "host/chatOpened": {
             entry.ready = true;
+            // A question the hidden view's page showed is still waiting: the new page shows it.
+            entry.host.reshowAsked();
             const prefill = pendingPrefill;
             pendingPrefill = undefined;
             return prefill === undefined ? {} : { prefill };
@@ -173,9 +175,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           default:
             return forward(method, params);
         }
+      }, (waiting) => {
+        // LONG-5: a question waits for the user; the view's icon says so even while it is hidden.
+        const tooltip = zh ? "一个 MCP 服务在 Wave 聊天中等待你的回答" : "An MCP server is waiting for your answer in the Wave chat";
+        view.badge = waiting > 0 ? { value: waiting, tooltip } : undefined;
       });
       view.webview.html = pageHtml(view.webview, context.extensionUri, "chat", DEFAULT_SESSION_ID, "Wave chat");
-      // A hidden view's page is gone; the next one says `host/chatOpened` again.
+      // A hidden view's page is gone; the next one says `host/chatOpened` again and gets the
+      // questions still waiting (a question is declined only when the view itself is disposed,
+      // the sidecar restarts, or no answer comes in ASK_TIMEOUT_MS).
       view.onDidChangeVisibility(() => {
         if (!view.visible) entry.ready = false;
       });
@@ -205,6 +213,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     side.onRestarted(() => {
       settings?.host.push("host/sidecarRestarted", {});
+      // The sidecar that asked is gone: its questions are not shown again.
+      chatView?.host.failAsked("the sidecar restarted");
     }),
     // No retainContextWhenHidden: a chat view that is shown again reloads the conversation from
     // the sidecar (CHAT-1).

@@ -3,10 +3,14 @@
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { HostErrorPayload, HostToPage, PageToHost } from "../webview/src/hostApi";
+import { PendingAsks } from "./pageAsks";
 import type { HostAnswerParams } from "./protocol.generated";
 import { webviewHtml } from "./webviewHtml";
 
 export type RequestHandler = (method: string, params: unknown) => Promise<unknown>;
+
+/** How long a request the page answers waits for its answer (the JetBrains plugin's too). */
+export const ASK_TIMEOUT_MS = 30 * 60_000;
 
 export function errorPayload(e: unknown): HostErrorPayload {
   if (e instanceof ResponseError) return { message: e.message, code: e.code, data: e.data };
@@ -18,13 +22,15 @@ export class WebviewHost implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
   private disposed = false;
   /** Sidecar requests handed to the page (`PAGE_ANSWERED_REQUESTS`), by id, until `host/answer`. */
-  private readonly asked = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private nextAsk = 1;
+  private readonly asked: PendingAsks;
 
+  /** `asksChanged` is told how many of those wait, after each change. */
   constructor(
     private readonly webview: vscode.Webview,
     handler: RequestHandler,
+    asksChanged?: (waiting: number) => void,
   ) {
+    this.asked = new PendingAsks(ASK_TIMEOUT_MS, asksChanged);
     this.subscriptions.push(
       webview.onDidReceiveMessage(async (raw: PageToHost) => {
         if (!raw || raw.kind !== "request") return;
@@ -43,38 +49,43 @@ export class WebviewHost implements vscode.Disposable {
 
   /**
    * Hands a sidecar request to the page (a push with an `id`) and resolves with the page's
-   * `host/answer`; rejects when the page goes away first.
+   * `host/answer`; rejects when the webview is disposed or the sidecar restarts first
+   * (`failAsked`), or after `ASK_TIMEOUT_MS`. A page that loses its state while the webview
+   * stays (a hidden view) gets it again through `reshowAsked`.
    */
   ask(method: string, params: unknown): Promise<unknown> {
     if (this.disposed) return Promise.reject(new Error("the chat page is closed"));
-    const id = this.nextAsk++;
-    return new Promise((resolve, reject) => {
-      this.asked.set(id, { resolve, reject });
-      const message: HostToPage = { kind: "push", method, params, id };
-      void Promise.resolve(this.webview.postMessage(message)).catch(() => undefined);
-    });
+    return this.asked.ask(method, params, (ask) => this.post({ kind: "push", method: ask.method, params: ask.params, id: ask.id }));
   }
 
   /** `host/answer` of the page: settles the request it answers (unknown ids are ignored). */
   answer(params: HostAnswerParams): null {
-    const waiting = this.asked.get(params.id);
-    if (!waiting) return null;
-    this.asked.delete(params.id);
-    if (params.error !== undefined) waiting.reject(new Error(params.error));
-    else waiting.resolve(params.result ?? null);
+    this.asked.answer(params);
     return null;
   }
 
+  /** A new page opened in this webview: the requests still waiting go to it, with their ids. */
+  reshowAsked(): void {
+    for (const ask of this.asked.pending()) this.post({ kind: "push", method: ask.method, params: ask.params, id: ask.id });
+  }
+
+  /** Fails every request still waiting: the sidecar answers its server `decline`. */
+  failAsked(reason: string): void {
+    this.asked.failAll(reason);
+  }
+
   push(method: string, params: unknown): void {
+    this.post({ kind: "push", method, params });
+  }
+
+  private post(message: HostToPage): void {
     if (this.disposed) return;
-    const message: HostToPage = { kind: "push", method, params };
     void Promise.resolve(this.webview.postMessage(message)).catch(() => undefined);
   }
 
   dispose(): void {
     this.disposed = true;
-    for (const waiting of this.asked.values()) waiting.reject(new Error("the chat page closed"));
-    this.asked.clear();
+    this.asked.failAll("the chat page closed");
     for (const s of this.subscriptions) s.dispose();
   }
 }

@@ -64,6 +64,16 @@ describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
       await until(async () => ((await streaming.textContent()) ?? "").split(" ").length >= 4, "a few words streamed");
       const partial = await streaming.textContent();
       assert.ok(answer.startsWith(partial) && partial.length < answer.length, `partial: ${partial}`);
+      // A delta updates the streaming message's text only: the log's other elements, and the
+      // streaming message's own, are the same nodes a few deltas later.
+      const marked = await page.evaluate(() => {
+        const nodes = [...document.querySelectorAll("#chat-log > *")];
+        nodes.forEach((n) => (n.dataset.marked = "before-deltas"));
+        return nodes.length;
+      });
+      const words = partial.split(" ").length;
+      await until(async () => ((await streaming.textContent()) ?? "").split(" ").length >= words + 3, "more words streamed");
+      assert.equal(await page.locator("#chat-log > [data-marked=before-deltas]").count(), marked, "no element of the log was rebuilt");
       assert.ok(await page.locator("#chat-stop").isVisible(), "Stop shows while the turn runs");
       await page.screenshot({ path: path.join(outputDir, "40-chat-streaming.png"), fullPage: true });
       await page.locator(".msg-assistant:not(.streaming)", { hasText: answer }).waitFor({ timeout: 30_000 });

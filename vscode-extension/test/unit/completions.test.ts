@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { applyItem, argumentHint, initialActive, moveActive, promptItems, resourceItems, templateItems, triggerAt } from "../../webview/src/completions";
+import { describe, expect, it, vi } from "vitest";
+import { applyItem, argumentHint, FetchedList, initialActive, moveActive, promptItems, resourceItems, templateItems, triggerAt } from "../../webview/src/completions";
 import type { McpPromptView, McpResourceTemplateView, McpResourceView } from "../../src/protocol.generated";
 
 const review: McpPromptView = {
@@ -82,5 +82,29 @@ describe("chat menus (PRM-1, PRM-3)", () => {
     expect(moveActive(2, 1, 3)).toBe(0);
     expect(moveActive(0, -1, 3)).toBe(2);
     expect(moveActive(0, 1, 3)).toBe(1);
+  });
+
+  it("PRM-4: a list asked before a change (invalidate) is not kept; the list is asked again and that one kept", async () => {
+    const answers: ((v: string) => void)[] = [];
+    const list = new FetchedList(() => new Promise<string>((resolve) => answers.push(resolve)));
+    const first = list.get();
+    await Promise.resolve();
+    expect(answers.length).toBe(1);
+    list.invalidate(); // serversChanged while the request is on its way
+    answers[0]("before the change");
+    await vi.waitFor(() => expect(answers.length).toBe(2));
+    answers[1]("after the change");
+    await expect(first).resolves.toBe("after the change");
+    await expect(list.get()).resolves.toBe("after the change");
+    expect(answers.length).toBe(2);
+    // A failed request is not kept either: the next get asks again.
+    let fail = true;
+    const flaky = new FetchedList(async () => {
+      if (fail) throw new Error("sidecar restarting");
+      return "listed";
+    });
+    await expect(flaky.get()).rejects.toThrow("sidecar restarting");
+    fail = false;
+    await expect(flaky.get()).resolves.toBe("listed");
   });
 });

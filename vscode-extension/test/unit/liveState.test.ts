@@ -1,7 +1,17 @@
 // LONG-1 … LONG-3: the chat's live state (streaming text, progress of running calls, Stop).
 import { describe, expect, test } from "vitest";
 import type { SessionHistoryEntry } from "../../src/protocol.generated";
-import { deltaArrived, fraction, initialLive, messageArrived, progressArrived, runningCalls, stopRequested, turnOver } from "../../webview/src/liveState";
+import {
+  deltaArrived,
+  fraction,
+  initialLive,
+  messageArrived,
+  progressArrived,
+  runningCalls,
+  stopRequested,
+  toolResultArrived,
+  turnOver,
+} from "../../webview/src/liveState";
 
 const entry = (turn: number, index: number, role: "user" | "assistant" | "tool", calls: string[] = []): SessionHistoryEntry => ({
   turn,
@@ -28,6 +38,22 @@ describe("live state", () => {
     expect(fraction(live.progress.get("c2")!)).toBe(0.75);
     live = progressArrived(live, "default", { sessionId: "default", turn: 1, toolCallId: "c2", progress: 3, message: "working" });
     expect(fraction(live.progress.get("c2")!)).toBeUndefined();
+  });
+
+  test("LONG-2: a call's progress is dropped when its result arrives, the rest of a turn's when it ends", () => {
+    const progress = (turn: number, toolCallId: string) => ({ sessionId: "default", turn, toolCallId, progress: 1, total: 4 });
+    let live = initialLive();
+    for (const [turn, id] of [[1, "c1"], [1, "c2"], [2, "d1"]] as const) live = progressArrived(live, "default", progress(turn, id));
+    // Turn 1's first result: c1 is done, c2 still runs.
+    const entries = [entry(1, 0, "user"), entry(1, 1, "assistant", ["c1", "c2"]), entry(1, 2, "tool")];
+    live = toolResultArrived(live, 1, runningCalls(entries, new Set([1, 2])));
+    expect([...live.progress.keys()]).toEqual(["c2", "d1"]);
+    // Another turn's result leaves turn 1's running call alone.
+    expect(toolResultArrived(live, 2, new Set())).toEqual({ ...live, progress: new Map([["c2", live.progress.get("c2")]]) });
+    live = turnOver(live, 1);
+    expect([...live.progress.keys()]).toEqual(["d1"]);
+    live = turnOver(live, 2);
+    expect(live.progress.size).toBe(0);
   });
 
   test("LONG-3: Stop is pending until the turn is over", () => {

@@ -35,6 +35,7 @@ import {
   progressArrived,
   runningCalls,
   stopRequested,
+  toolResultArrived,
   turnOver,
   type LiveState,
 } from "./liveState";
@@ -51,6 +52,8 @@ export class ChatPage {
   /** LONG-1 … LONG-3: streaming text, progress, Stop. */
   private live: LiveState = initialLive();
   private readonly stopButton: HTMLButtonElement;
+  /** The text element of each streaming message the log shows, by turn (set by `render`). */
+  private streamingText = new Map<number, HTMLElement>();
   /** Tool calls whose results arrived, so no longer running. */
   private running = new Set<string>();
   /** A server's question to the user (LONG-5, LONG-6), above the input. */
@@ -100,13 +103,22 @@ export class ChatPage {
     bridge.onRequest((_method, params) => this.elicit.ask(params));
     bridge.onPush((method, params) => {
       if (method === "wave/session/delta") {
-        this.setLive(deltaArrived(this.live, this.state.sessionId, params as SessionDeltaParams));
+        const p = params as SessionDeltaParams;
+        const next = deltaArrived(this.live, this.state.sessionId, p);
+        if (next === this.live) return;
+        this.live = next;
+        // LONG-1: a delta changes one streaming message's text; the rest of the log stays.
+        if (!this.updateStreaming(p.turn)) this.render();
       } else if (method === "wave/session/progress") {
         this.setLive(progressArrived(this.live, this.state.sessionId, params as SessionProgressParams));
       } else if (method === "wave/session/message") {
         const p = params as SessionMessageParams;
-        if (p.sessionId === this.state.sessionId) this.live = messageArrived(this.live, p.turn, p.message.role);
-        this.set(addMessage(this.state, p));
+        const next = addMessage(this.state, p);
+        if (p.sessionId === this.state.sessionId) {
+          this.live = messageArrived(this.live, p.turn, p.message.role);
+          if (p.message.role === "tool") this.live = toolResultArrived(this.live, p.turn, runningCalls(next.entries, next.running));
+        }
+        this.set(next);
         if (this.state.gap) void this.loadHistory();
       } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
@@ -197,18 +209,21 @@ export class ChatPage {
 
   private render(): void {
     const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
-    const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
+    const atBottom = this.atBottom();
     const visible = conversation(this.state).filter((e) => isVisible(e.message));
     this.running = runningCalls(this.state.entries, this.state.running);
     const items: HTMLElement[] = visible.map((e) => this.messageEl(e.message));
+    this.streamingText = new Map();
     for (const [turn, text] of this.live.streaming) {
       if (!this.state.running.has(turn) || text === "") continue;
+      const textEl = h("div", { class: "msg-text" }, text);
+      this.streamingText.set(turn, textEl);
       items.push(
         h(
           "div",
           { class: "msg msg-assistant streaming", "data-role": "assistant-streaming", "data-turn": turn },
           h("div", { class: "msg-who" }, L("agent")),
-          h("div", { class: "msg-text" }, text),
+          textEl,
         ),
       );
     }
@@ -219,6 +234,26 @@ export class ChatPage {
     this.status.textContent = isBusy(this.state) ? L("thinking") : "";
     this.stopButton.hidden = this.state.running.size === 0;
     this.stopButton.disabled = this.live.stopping;
+  }
+
+  /**
+   * The streaming text of `turn` changed: sets it on the element the log already shows, as
+   * `render` would. False when the log does not show that turn's streaming message yet (its
+   * first text, a turn not known as running): then the page renders in full.
+   */
+  private updateStreaming(turn: number): boolean {
+    const el = this.streamingText.get(turn);
+    const text = this.live.streaming.get(turn);
+    if (!el || !el.isConnected || !this.state.running.has(turn) || !text) return false;
+    const atBottom = this.atBottom();
+    el.textContent = text;
+    if (atBottom) this.log.scrollTop = this.log.scrollHeight;
+    return true;
+  }
+
+  /** The log is scrolled to (near) its end: new content keeps it there. */
+  private atBottom(): boolean {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
   }
 
   private messageEl(m: ChatMessage): HTMLElement {

@@ -105,13 +105,44 @@ export function moveActive(active: number, by: number, count: number): number {
   return (active + by + count) % count;
 }
 
+/**
+ * A list asked from the sidecar once and kept until `invalidate()`. A request that was on its way
+ * when `invalidate()` ran is not kept (its answer may predate the change): `get()` asks again.
+ * Generations tell the two apart; a failed request is not kept either.
+ */
+export class FetchedList<T> {
+  private generation = 0;
+  private value?: Promise<T>;
+
+  constructor(private readonly fetch: () => Promise<T>) {}
+
+  invalidate(): void {
+    this.generation++;
+    this.value = undefined;
+  }
+
+  async get(): Promise<T> {
+    for (;;) {
+      const generation = this.generation;
+      const value = (this.value ??= this.fetch());
+      let result: T;
+      try {
+        result = await value;
+      } catch (e) {
+        if (this.value === value) this.value = undefined;
+        throw e;
+      }
+      if (generation === this.generation) return result;
+    }
+  }
+}
+
 /** At most this many rows are shown; typing narrows the list. */
 const MAX_ROWS = 50;
 
 export class CompletionMenu {
-  private prompts?: McpPromptView[];
-  private resources?: McpResourceView[];
-  private templates?: McpResourceTemplateView[];
+  private readonly prompts: FetchedList<McpPromptView[]>;
+  private readonly resources: FetchedList<{ resources: McpResourceView[]; templates: McpResourceTemplateView[] }>;
   private trigger?: Trigger;
   private items: MenuItem[] = [];
   private active = 0;
@@ -119,9 +150,11 @@ export class CompletionMenu {
 
   constructor(
     private readonly input: HTMLTextAreaElement,
-    private readonly bridge: HostBridge,
-    private readonly sessionId: string,
+    bridge: HostBridge,
+    sessionId: string,
   ) {
+    this.prompts = new FetchedList(async () => (await bridge.request("wave/mcp/prompts", { sessionId })).prompts);
+    this.resources = new FetchedList(() => bridge.request("wave/mcp/resources", { sessionId }));
     this.element = h("div", { class: "completion-menu", id: "completion-menu", role: "listbox", hidden: true });
     input.setAttribute("aria-autocomplete", "list");
     input.setAttribute("aria-controls", "completion-menu");
@@ -135,9 +168,8 @@ export class CompletionMenu {
 
   /** The servers changed: ask for the lists again (now if a menu is open). */
   invalidate(): void {
-    this.prompts = undefined;
-    this.resources = undefined;
-    this.templates = undefined;
+    this.prompts.invalidate();
+    this.resources.invalidate();
     if (this.trigger) void this.update();
   }
 
@@ -148,14 +180,14 @@ export class CompletionMenu {
   private async update(): Promise<void> {
     const trigger = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
     if (!trigger) return this.close();
+    let list: (query: string) => MenuItem[];
     try {
-      if (trigger.kind === "prompt" && !this.prompts) {
-        this.prompts = (await this.bridge.request("wave/mcp/prompts", { sessionId: this.sessionId })).prompts;
-      }
-      if (trigger.kind === "resource" && !this.resources) {
-        const listed = await this.bridge.request("wave/mcp/resources", { sessionId: this.sessionId });
-        this.resources = listed.resources;
-        this.templates = listed.templates;
+      if (trigger.kind === "prompt") {
+        const prompts = await this.prompts.get();
+        list = (query) => promptItems(prompts, query);
+      } else {
+        const { resources, templates } = await this.resources.get();
+        list = (query) => [...resourceItems(resources, query), ...templateItems(templates, query)];
       }
     } catch {
       return this.close();
@@ -163,10 +195,7 @@ export class CompletionMenu {
     // The input may have changed while the list was asked for.
     const now = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
     if (!now || now.kind !== trigger.kind) return this.close();
-    const items =
-      now.kind === "prompt"
-        ? promptItems(this.prompts ?? [], now.query)
-        : [...resourceItems(this.resources ?? [], now.query), ...templateItems(this.templates ?? [], now.query)];
+    const items = list(now.query);
     const same = this.trigger?.kind === now.kind && this.trigger.query === now.query;
     this.trigger = now;
     this.items = items.slice(0, MAX_ROWS);

@@ -6,6 +6,8 @@
 import type { SessionDeltaParams, SessionHistoryEntry, SessionProgressParams } from "../../src/protocol.generated";
 
 export interface CallProgress {
+  /** The turn the call belongs to: its entry goes when the turn is over. */
+  turn: number;
   progress: number;
   total?: number;
   message?: string;
@@ -14,7 +16,7 @@ export interface CallProgress {
 export interface LiveState {
   /** Streaming text by turn (cleared when the turn's next complete message arrives). */
   streaming: Map<number, string>;
-  /** Latest progress by tool call id. */
+  /** Latest progress by tool call id, of calls that are running (dropped at their result). */
   progress: Map<string, CallProgress>;
   /** A `wave/session/cancel` is on its way. */
   stopping: boolean;
@@ -42,14 +44,28 @@ export function messageArrived(live: LiveState, turn: number, role: string): Liv
 export function progressArrived(live: LiveState, sessionId: string, params: SessionProgressParams): LiveState {
   if (params.sessionId !== sessionId) return live;
   const progress = new Map(live.progress);
-  progress.set(params.toolCallId, { progress: params.progress, total: params.total, message: params.message });
+  progress.set(params.toolCallId, { turn: params.turn, progress: params.progress, total: params.total, message: params.message });
   return { ...live, progress };
 }
 
+/**
+ * A tool result of `turn` arrived: the progress of that turn's calls that are no longer running
+ * (`stillRunning`, from `runningCalls`) is dropped, so the map holds running calls only.
+ */
+export function toolResultArrived(live: LiveState, turn: number, stillRunning: Set<string>): LiveState {
+  const done = [...live.progress].filter(([id, p]) => p.turn === turn && !stillRunning.has(id));
+  if (done.length === 0) return live;
+  const progress = new Map(live.progress);
+  for (const [id] of done) progress.delete(id);
+  return { ...live, progress };
+}
+
+/** The turn is over: its streaming text and its calls' progress go, and Stop is no longer pending. */
 export function turnOver(live: LiveState, turn: number): LiveState {
   const streaming = new Map(live.streaming);
   streaming.delete(turn);
-  return { ...live, streaming, stopping: false };
+  const progress = new Map([...live.progress].filter(([, p]) => p.turn !== turn));
+  return { ...live, streaming, progress, stopping: false };
 }
 
 export function stopRequested(live: LiveState): LiveState {
