@@ -107,7 +107,6 @@ pub struct Agent {
     history: Vec<Message>,
     transcript: Transcript,
     destroyed: bool,
-    home: PathBuf,
     /// Tool search: whether `auto` switched it on, the tools found so far (BUD-3, BUD-4).
     search: SearchState,
     /// The running turn's hooks (default outside a turn).
@@ -160,7 +159,6 @@ impl Agent {
             history,
             transcript,
             destroyed: false,
-            home,
             search: SearchState::default(),
             hooks: TurnHooks::default(),
             running_call: None,
@@ -353,10 +351,11 @@ impl Agent {
     }
 
     fn turn_context(&self) -> TurnContext {
+        let (rules, search) = self.permissions.current_with_search();
         TurnContext {
-            rules: self.permissions.current(),
+            rules,
             system_prompt: self.system_prompt(),
-            search: tool_search::read_settings(&self.workdir, &self.home),
+            search,
         }
     }
 

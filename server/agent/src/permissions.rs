@@ -17,6 +17,8 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tool_search::{self, SearchSettings};
+
 /// `allow` / `deny` patterns on full tool names.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PermissionRules {
@@ -79,7 +81,9 @@ impl PermissionRules {
 /// The rules of the project and user settings files of `workdir` and `home`, read now: for
 /// hosts that list prompts and resources without holding the agent.
 pub fn settings_rules(workdir: &Path, home: &Path) -> PermissionRules {
-    PermissionSource::new(PermissionRules::default(), workdir, home).load()
+    PermissionSource::new(PermissionRules::default(), workdir, home)
+        .load()
+        .0
 }
 
 /// Whole-string match where `*` matches any run of characters (including none).
@@ -109,7 +113,7 @@ pub(crate) const RECHECK_AFTER: Duration = Duration::from_secs(1);
 
 /// The options' rules plus those of the project and user settings files, re-read only when a
 /// file changed (its length, modification time or identity): a check costs two `stat`s instead
-/// of two reads and parses.
+/// of two reads and parses. The same read gives the files' tool search settings (BUD-3).
 pub(crate) struct PermissionSource {
     options: PermissionRules,
     files: [PathBuf; 2],
@@ -120,6 +124,8 @@ struct Checked {
     at: Instant,
     stamps: Stamps,
     rules: Arc<PermissionRules>,
+    /// `toolSearch` / `contextWindow` of the files (the environment is applied on use).
+    search: SearchSettings,
 }
 
 /// What identifies a version of each settings file (`None`: the file does not exist).
@@ -144,42 +150,59 @@ impl PermissionSource {
         }
     }
 
-    /// The rules now in force (the files checked now).
-    pub(crate) fn current(&self) -> Arc<PermissionRules> {
-        self.checked_within(Duration::ZERO)
+    /// The rules and the tool search settings now in force (the files checked now; the
+    /// environment's `WAVE_TOOL_SEARCH` wins over the files).
+    pub(crate) fn current_with_search(&self) -> (Arc<PermissionRules>, SearchSettings) {
+        self.check(Duration::ZERO)
     }
 
     /// The rules as of a check at most `max_age` ago.
     pub(crate) fn checked_within(&self, max_age: Duration) -> Arc<PermissionRules> {
+        self.check(max_age).0
+    }
+
+    fn check(&self, max_age: Duration) -> (Arc<PermissionRules>, SearchSettings) {
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(checked) = cached.as_ref()
             && !max_age.is_zero()
             && checked.at.elapsed() <= max_age
         {
-            return checked.rules.clone();
+            return (checked.rules.clone(), tool_search::with_env(checked.search));
         }
         let stamps = self.files.each_ref().map(|path| stamp(path));
-        let rules = match cached.take() {
-            Some(checked) if checked.stamps == stamps => checked.rules,
-            _ => Arc::new(self.load()),
+        let (rules, search) = match cached.take() {
+            Some(checked) if checked.stamps == stamps => (checked.rules, checked.search),
+            _ => {
+                let (rules, search) = self.load();
+                (Arc::new(rules), search)
+            }
         };
         *cached = Some(Checked {
             at: Instant::now(),
             stamps,
             rules: rules.clone(),
+            search,
         });
-        rules
+        (rules, tool_search::with_env(search))
     }
 
-    /// Reads and merges every source.
-    fn load(&self) -> PermissionRules {
+    /// Reads every source once: the merged rules, and the files' tool search settings (the
+    /// user's file first, the project's wins).
+    fn load(&self) -> (PermissionRules, SearchSettings) {
         let mut rules = self.options.clone();
-        for path in &self.files {
-            if let Some(file_rules) = read_settings(path) {
+        let values = self.files.each_ref().map(|path| read_json(path));
+        for (path, value) in self.files.iter().zip(&values) {
+            if let Some(file_rules) = value.as_ref().and_then(|v| permissions_of(v, path)) {
                 rules.extend(file_rules);
             }
         }
-        rules
+        let mut search = SearchSettings::default();
+        for (path, value) in self.files.iter().zip(&values).rev() {
+            if let Some(value) = value {
+                tool_search::apply_file(&mut search, value, path);
+            }
+        }
+        (rules, search)
     }
 }
 
@@ -196,16 +219,20 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-/// The `permissions` of one settings file; a missing file is silent, a bad one is a warning.
-fn read_settings(path: &Path) -> Option<PermissionRules> {
+/// One settings file as JSON; a missing file is silent, one that is not JSON a warning.
+fn read_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
-    let value: Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
+    match serde_json::from_str(&text) {
+        Ok(value) => Some(value),
         Err(e) => {
             tracing::warn!("ignoring settings file {}: {e}", path.display());
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// The `permissions` of one settings file; a bad value is a warning.
+fn permissions_of(value: &Value, path: &Path) -> Option<PermissionRules> {
     let permissions = value.get("permissions")?.clone();
     match serde_json::from_value(permissions) {
         Ok(rules) => Some(rules),
@@ -263,30 +290,57 @@ mod tests {
             deny: vec!["mcp__x__*".into()],
         };
         let source = PermissionSource::new(options, &workdir, &home);
-        let first = source.current();
+        let current = || source.current_with_search().0;
+        let first = current();
         assert_eq!(first.deny, ["mcp__x__*"]);
-        assert!(Arc::ptr_eq(&first, &source.current()), "nothing changed");
+        assert!(Arc::ptr_eq(&first, &current()), "nothing changed");
 
         let settings = workdir.join(".wave").join("settings.json");
         std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
         std::fs::write(&settings, r#"{"permissions": {"deny": ["mcp__a__*"]}}"#).unwrap();
-        assert_eq!(source.current().deny, ["mcp__x__*", "mcp__a__*"]);
+        assert_eq!(current().deny, ["mcp__x__*", "mcp__a__*"]);
 
         // Same length, written anew through a rename (as editors save): a new inode.
         let next = workdir.join(".wave").join("next.json");
         std::fs::write(&next, r#"{"permissions": {"deny": ["mcp__b__*"]}}"#).unwrap();
         std::fs::rename(&next, &settings).unwrap();
-        assert_eq!(source.current().deny, ["mcp__x__*", "mcp__b__*"]);
+        assert_eq!(current().deny, ["mcp__x__*", "mcp__b__*"]);
 
         std::fs::remove_file(&settings).unwrap();
-        assert_eq!(source.current().deny, ["mcp__x__*"]);
+        assert_eq!(current().deny, ["mcp__x__*"]);
 
         // Within the window a recent check is reused; `current()` always looks again.
         std::fs::write(&settings, r#"{"permissions": {"deny": ["mcp__c__*"]}}"#).unwrap();
         let hour = Duration::from_secs(3600);
         assert_eq!(source.checked_within(hour).deny, ["mcp__x__*"]);
-        assert_eq!(source.current().deny, ["mcp__x__*", "mcp__c__*"]);
+        assert_eq!(current().deny, ["mcp__x__*", "mcp__c__*"]);
         assert_eq!(source.checked_within(hour).deny, ["mcp__x__*", "mcp__c__*"]);
+    }
+
+    // BUD-3: the same read gives `toolSearch` and `contextWindow`: the project's file wins,
+    // what it does not set comes from the user's, a bad value is ignored.
+    #[test]
+    fn bud_3_tool_search_settings_come_from_both_files_the_projects_winning() {
+        let root = tempfile::tempdir().unwrap();
+        let (workdir, home) = (root.path().join("project"), root.path().join("home"));
+        for (dir, text) in [
+            (&workdir, r#"{"toolSearch": "on", "contextWindow": "big"}"#),
+            (&home, r#"{"toolSearch": "off", "contextWindow": 1000}"#),
+        ] {
+            std::fs::create_dir_all(dir.join(".wave")).unwrap();
+            std::fs::write(dir.join(".wave").join("settings.json"), text).unwrap();
+        }
+        let source = PermissionSource::new(PermissionRules::default(), &workdir, &home);
+        let (_, search) = source.current_with_search();
+        let expected = SearchSettings {
+            mode: tool_search::ToolSearchMode::On,
+            context_window: 1000,
+        };
+        if std::env::var_os(tool_search::TOOL_SEARCH_VAR).is_none() {
+            assert_eq!(search, expected);
+        } else {
+            assert_eq!(search.context_window, expected.context_window);
+        }
     }
 
     // PRM-1, PRM-3: the prompts and resources of a server the rules deny are not offered.

@@ -27,7 +27,7 @@
 //! ```
 
 use std::collections::{BTreeSet, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
@@ -97,13 +97,8 @@ impl SearchSettings {
     }
 }
 
-/// Reads the settings: user file, then project file (wins), then `WAVE_TOOL_SEARCH` (wins).
-/// A bad value is a warning naming the file and field, and the default is used.
-pub fn read_settings(workdir: &Path, home: &Path) -> SearchSettings {
-    let mut settings = SearchSettings::default();
-    for path in [settings_path(home), settings_path(workdir)] {
-        apply_file(&mut settings, &path);
-    }
+/// `settings` with the environment's `WAVE_TOOL_SEARCH` applied (it wins over the files).
+pub(crate) fn with_env(mut settings: SearchSettings) -> SearchSettings {
     if let Ok(value) = std::env::var(TOOL_SEARCH_VAR)
         && !value.trim().is_empty()
     {
@@ -117,17 +112,9 @@ pub fn read_settings(workdir: &Path, home: &Path) -> SearchSettings {
     settings
 }
 
-fn settings_path(dir: &Path) -> PathBuf {
-    dir.join(".wave").join("settings.json")
-}
-
-fn apply_file(settings: &mut SearchSettings, path: &Path) {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return;
-    };
-    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(&text) else {
-        return; // the permission reader already warns about a broken file
-    };
+/// Applies `toolSearch` and `contextWindow` of one settings file (`root`, read from `path`);
+/// a bad value is a warning naming the file and field, and leaves the setting as it was.
+pub(crate) fn apply_file(settings: &mut SearchSettings, root: &Value, path: &Path) {
     match root.get("toolSearch") {
         None | Some(Value::Null) => {}
         Some(Value::String(s)) if ToolSearchMode::parse(s).is_some() => {
