@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use tracing::debug;
 
 use crate::files;
+pub use crate::manager::{PromptArgumentSummary, ResourceSummary};
 
 /// Version of the on-disk format; a file with another version is treated as empty.
 const FORMAT_VERSION: u64 = 1;
@@ -99,17 +100,6 @@ pub struct CachedTool {
     pub description: Option<String>,
 }
 
-/// One argument of a cached prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CachedPromptArgument {
-    pub name: String,
-    #[serde(default)]
-    pub description: Option<String>,
-    #[serde(default)]
-    pub required: bool,
-}
-
 /// One prompt of a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,19 +108,7 @@ pub struct CachedPrompt {
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
-    pub arguments: Vec<CachedPromptArgument>,
-}
-
-/// One resource (`uri`) or resource template (`uri` holds the template) of a snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CachedResource {
-    pub uri: String,
-    pub name: String,
-    #[serde(default)]
-    pub mime_type: Option<String>,
-    #[serde(default)]
-    pub description: Option<String>,
+    pub arguments: Vec<PromptArgumentSummary>,
 }
 
 /// One server's last snapshot.
@@ -146,9 +124,9 @@ pub struct CacheEntry {
     #[serde(default)]
     pub prompts: Vec<CachedPrompt>,
     #[serde(default)]
-    pub resources: Vec<CachedResource>,
+    pub resources: Vec<ResourceSummary>,
     #[serde(default)]
-    pub resource_templates: Vec<CachedResource>,
+    pub resource_templates: Vec<ResourceSummary>,
 }
 
 impl CacheEntry {
@@ -745,20 +723,20 @@ mod tests {
         fresh.prompts = vec![CachedPrompt {
             name: "review".into(),
             description: Some("Review a file".into()),
-            arguments: vec![CachedPromptArgument {
+            arguments: vec![PromptArgumentSummary {
                 name: "file".into(),
                 description: None,
                 required: true,
             }],
         }];
-        let resource = CachedResource {
+        let resource = ResourceSummary {
             uri: "test://doc/1".into(),
             name: "doc-1".into(),
             mime_type: Some("text/plain".into()),
             description: None,
         };
         fresh.resources = vec![resource.clone()];
-        fresh.resource_templates = vec![CachedResource {
+        fresh.resource_templates = vec![ResourceSummary {
             uri: "test://doc/{n}".into(),
             ..resource
         }];

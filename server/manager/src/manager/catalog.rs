@@ -10,21 +10,23 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceTemplate,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{McpManager, SharedState, Slot, State, Status};
 use crate::Error;
-use crate::cache::{
-    self, CacheEntry, CacheFile, CachedPrompt, CachedPromptArgument, CachedResource, CachedTool,
-};
+use crate::cache::{self, CacheEntry, CacheFile, CachedPrompt, CachedTool};
 use crate::connection;
 use crate::names;
 
-/// One argument a prompt declares, in declared order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One argument a prompt declares, in declared order (also as the cache file stores it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptArgumentSummary {
     pub name: String,
+    #[serde(default)]
     pub description: Option<String>,
+    #[serde(default)]
     pub required: bool,
 }
 
@@ -39,12 +41,16 @@ pub struct PromptSummary {
     pub arguments: Vec<PromptArgumentSummary>,
 }
 
-/// A resource (`uri`) or a resource template (`uri` is the RFC 6570 template).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A resource (`uri`) or a resource template (`uri` is the RFC 6570 template), also as the
+/// cache file stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceSummary {
     pub uri: String,
     pub name: String,
+    #[serde(default)]
     pub mime_type: Option<String>,
+    #[serde(default)]
     pub description: Option<String>,
 }
 
@@ -60,12 +66,6 @@ pub struct Catalog {
 
 impl Catalog {
     fn from_cache(server: &str, entry: &CacheEntry) -> Catalog {
-        let resource = |r: &CachedResource| ResourceSummary {
-            uri: r.uri.clone(),
-            name: r.name.clone(),
-            mime_type: r.mime_type.clone(),
-            description: r.description.clone(),
-        };
         Catalog {
             prompts: entry
                 .prompts
@@ -74,19 +74,11 @@ impl Catalog {
                     name: p.name.clone(),
                     full_name: names::full_tool_name(server, &p.name),
                     description: p.description.clone(),
-                    arguments: p
-                        .arguments
-                        .iter()
-                        .map(|a| PromptArgumentSummary {
-                            name: a.name.clone(),
-                            description: a.description.clone(),
-                            required: a.required,
-                        })
-                        .collect(),
+                    arguments: p.arguments.clone(),
                 })
                 .collect(),
-            resources: entry.resources.iter().map(resource).collect(),
-            templates: entry.resource_templates.iter().map(resource).collect(),
+            resources: entry.resources.clone(),
+            templates: entry.resource_templates.clone(),
             // An empty cached catalog is no catalog: nothing to mark.
             from_cache: !(entry.prompts.is_empty()
                 && entry.resources.is_empty()
@@ -96,31 +88,17 @@ impl Catalog {
 
     /// Writes this catalog into a cache entry.
     fn fill(&self, entry: &mut CacheEntry) {
-        let resource = |r: &ResourceSummary| CachedResource {
-            uri: r.uri.clone(),
-            name: r.name.clone(),
-            mime_type: r.mime_type.clone(),
-            description: r.description.clone(),
-        };
         entry.prompts = self
             .prompts
             .iter()
             .map(|p| CachedPrompt {
                 name: p.name.clone(),
                 description: p.description.clone(),
-                arguments: p
-                    .arguments
-                    .iter()
-                    .map(|a| CachedPromptArgument {
-                        name: a.name.clone(),
-                        description: a.description.clone(),
-                        required: a.required,
-                    })
-                    .collect(),
+                arguments: p.arguments.clone(),
             })
             .collect();
-        entry.resources = self.resources.iter().map(resource).collect();
-        entry.resource_templates = self.templates.iter().map(resource).collect();
+        entry.resources = self.resources.clone();
+        entry.resource_templates = self.templates.clone();
     }
 }
 
