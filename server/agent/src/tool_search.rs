@@ -226,14 +226,16 @@ impl SearchState {
                 ..SearchPlan::default()
             };
         }
-        let loaded = self.lock().loaded.clone();
         let mut declared = pinned;
-        declared.extend(
-            searchable
-                .iter()
-                .filter(|t| loaded.contains(&t.full_name))
-                .cloned(),
-        );
+        {
+            let inner = self.lock();
+            declared.extend(
+                searchable
+                    .iter()
+                    .filter(|t| inner.loaded.contains(&t.full_name))
+                    .cloned(),
+            );
+        }
         let names: BTreeSet<&str> = searchable.iter().map(|t| t.full_name.as_str()).collect();
         let hash = names_hash(&names);
         let announcement = (last_announced(history).as_deref() != Some(hash.as_str()))
@@ -316,20 +318,43 @@ pub(crate) fn declaration(deferred: usize) -> Value {
 
 /// Bytes of the tools' definitions as declared (JSON), the measure of `auto` (BUD-3).
 pub fn definitions_bytes(tools: &[McpTool]) -> u64 {
-    tools
-        .iter()
-        .map(|t| {
-            let declared = json!({
-                "type": "function",
-                "function": {
-                    "name": t.full_name,
-                    "description": t.description.as_deref().unwrap_or(""),
-                    "parameters": Value::Object((*t.input_schema).clone()),
-                }
-            });
-            declared.to_string().len() as u64
-        })
-        .sum()
+    /// One declaration as the pool writes it (same keys, same order), borrowing the tool.
+    #[derive(serde::Serialize)]
+    struct Declared<'a> {
+        r#type: &'static str,
+        function: Function<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Function<'a> {
+        name: &'a str,
+        description: &'a str,
+        parameters: &'a serde_json::Map<String, Value>,
+    }
+    /// Counts what is written instead of keeping it.
+    struct Counter(u64);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    for tool in tools {
+        let declared = Declared {
+            r#type: "function",
+            function: Function {
+                name: &tool.full_name,
+                description: tool.description.as_deref().unwrap_or(""),
+                parameters: &tool.input_schema,
+            },
+        };
+        // Writing into a counter cannot fail.
+        let _ = serde_json::to_writer(&mut counter, &declared);
+    }
+    counter.0
 }
 
 /// [`short_hash`] of the names, each followed by a newline.
@@ -393,6 +418,28 @@ mod tests {
             mode,
             context_window,
         }
+    }
+
+    // BUD-3: the measure of `auto` is the byte length of the declarations as JSON.
+    #[test]
+    fn bud_3_definitions_bytes_are_the_declarations_length() {
+        let tools = vec![tool("a", "x", "does x"), tool("b", "y", "")];
+        let written: usize = tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.full_name,
+                        "description": t.description.as_deref().unwrap_or(""),
+                        "parameters": Value::Object((*t.input_schema).clone()),
+                    }
+                })
+                .to_string()
+                .len()
+            })
+            .sum();
+        assert_eq!(definitions_bytes(&tools), written as u64);
     }
 
     // BUD-3: auto turns on above 10% of the window (4 bytes a token) and stays on; on/off as set.
