@@ -3,7 +3,7 @@
 //! the permission rules of the settings files deny is refused, as in the chat (PRM-1, PRM-3).
 
 use anyhow::{Result, anyhow, bail};
-use wave_mcp_manager::{Catalog, McpManager, Snapshot};
+use wave_mcp_manager::{McpManager, Snapshot};
 
 use crate::catalog_view::{prompt_views, resource_views};
 
@@ -14,7 +14,7 @@ async fn listed(manager: &McpManager, server: &str) -> Result<Snapshot> {
     if let Some(why) = rules.server_denial(server) {
         bail!("permission denied: MCP server \"{server}\" may not be used ({why})");
     }
-    let catalog: Catalog = (*manager.live_catalog(server).await?).clone();
+    let catalog = manager.live_catalog(server).await?;
     let mut snapshot = (*manager.snapshot()).clone();
     snapshot.servers.retain(|s| s.name == server);
     let row = snapshot

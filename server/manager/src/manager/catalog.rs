@@ -179,17 +179,17 @@ async fn fetch(peer: &rmcp::Peer<rmcp::RoleClient>, server: &str) -> Catalog {
 impl Slot {
     /// What lists show: the live connection's catalog once it was listed, else the cached one
     /// of this exact config (CACHE-3), else nothing.
-    pub(super) fn catalog_view(&self, cache: &CacheFile) -> Catalog {
+    pub(super) fn catalog_view(&self, cache: &CacheFile) -> Arc<Catalog> {
         if let Some(catalog) = self.live.as_ref().and_then(|l| l.catalog.as_ref()) {
-            return catalog.as_ref().clone();
+            return catalog.clone();
         }
         let cached = self
             .fingerprint
             .as_ref()
             .and_then(|fingerprint| cache.lookup(&self.entry.name, fingerprint));
         match cached {
-            Some(entry) => Catalog::from_cache(&self.entry.name, entry),
-            None => Catalog::default(),
+            Some(entry) => Arc::new(Catalog::from_cache(&self.entry.name, entry)),
+            None => Arc::default(),
         }
     }
 }

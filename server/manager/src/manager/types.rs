@@ -152,8 +152,9 @@ pub struct ServerSnapshot {
     pub connection_id: Option<u64>,
     /// Sign-in credentials are stored for this remote server (AUTH-3).
     pub signed_in: bool,
-    /// Prompts, resources and resource templates, live or cached (PRM-1, PRM-3).
-    pub catalog: Catalog,
+    /// Prompts, resources and resource templates, live or cached (PRM-1, PRM-3); shared with
+    /// the connection, so a snapshot does not copy them.
+    pub catalog: Arc<Catalog>,
 }
 
 /// Every server of a manager at one moment. `version` grows with every change.

@@ -29,7 +29,7 @@ fn everything_entry(sandbox: &Sandbox, bin: &Path) -> Value {
 }
 
 fn catalog(manager: &McpManager, name: &str) -> Catalog {
-    server(manager, name).catalog
+    (*server(manager, name).catalog).clone()
 }
 
 fn prompt_names(catalog: &Catalog) -> Vec<&str> {
