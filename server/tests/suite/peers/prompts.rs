@@ -474,3 +474,40 @@ async fn prm_2_everything_prompts_and_resources() {
     assert_eq!(model.requests().len(), 4);
     finish(agent, &sandbox).await;
 }
+
+// PRM-4 with server-everything: its `gzip-file-as-resource` tool registers a session resource at
+// run time (the TypeScript SDK then sends `notifications/resources/list_changed`); the manager
+// lists the resources again and the new one is offered, without a reconnect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prm_4_everything_resource_added_at_run_time_is_listed() {
+    let Some(bin) = everything_bin() else { return };
+    let sandbox = Sandbox::new();
+    let manager =
+        McpManager::new(sandbox.options(json!({ "everything": everything_entry(&sandbox, &bin) })));
+    manager.connect("everything").await.unwrap();
+    let before = listed(&manager, "everything").await;
+    let connection = server(&manager, "everything").connection_id;
+    let result = manager
+        .call_tool(
+            "mcp__everything__gzip-file-as-resource",
+            args(json!({ "name": "hello.txt.gz", "data": "data:text/plain;base64,aGVsbG8=" })),
+        )
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{}", result_text(&result));
+    let added = |catalog: &Catalog| {
+        uris(catalog)
+            .iter()
+            .find(|uri| uri.ends_with("hello.txt.gz"))
+            .map(|uri| uri.to_string())
+    };
+    assert_eq!(added(&before), None);
+    let listed_now = eventually(Duration::from_secs(20), || {
+        added(&catalog(&manager, "everything")).is_some()
+    })
+    .await;
+    assert!(listed_now, "{:?}", uris(&catalog(&manager, "everything")));
+    assert_eq!(server(&manager, "everything").connection_id, connection);
+    manager.cleanup().await;
+    assert_eq!(marked_processes(&sandbox), Vec::<u32>::new());
+}
