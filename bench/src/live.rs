@@ -6,8 +6,9 @@
 //!   this process, which timestamps the write: [`RawModel`]) to the first `wave/session/delta`
 //!   arriving at the client, against a bare relay of the same stream: a child process
 //!   (`--relay-url`) that POSTs to the same model with reqwest and copies every chunk to its
-//!   stdout, read by this process. Both paths are model → HTTP → another process → a pipe →
-//!   here; interleaved, medians.
+//!   stdout, read by this process; once with tokio's stdout (blocking pool), once with the
+//!   non-blocking pipe writer the sidecar itself uses (`--nonblocking-stdout`). All paths are
+//!   model → HTTP → another process → a pipe → here; interleaved, medians.
 //! - 9b: from `wave/session/cancel` leaving the client to our test server's `progress` tool
 //!   seeing its request cancelled (`notifications/cancelled` processed; the server stamps the
 //!   moment, µs since the epoch), against one `tools/call` round trip to the same server binary
@@ -32,30 +33,37 @@ use crate::util::{self, Scratch};
 pub struct LiveResult {
     pub delta_sidecar: f64,
     pub delta_relay: f64,
+    /// The relay writing its stdout as the sidecar does (a non-blocking pipe).
+    pub delta_relay_nonblocking: f64,
     pub cancel: f64,
     pub round_trip: f64,
     pub samples: usize,
 }
 
 pub async fn run(samples: usize) -> Result<LiveResult> {
-    let (delta_sidecar, delta_relay) = first_delta(samples).await?;
+    let [delta_sidecar, delta_relay, delta_relay_nonblocking] = first_delta(samples).await?;
     let (cancel, round_trip) = cancel_latency(samples / 4 + 5).await?;
     Ok(LiveResult {
         delta_sidecar,
         delta_relay,
+        delta_relay_nonblocking,
         cancel,
         round_trip,
         samples,
     })
 }
 
-/// 9a: medians of (sidecar, relay) first-chunk latencies.
-async fn first_delta(samples: usize) -> Result<(f64, f64)> {
+/// 9a: medians of the first-chunk latencies of (the sidecar, the relay with tokio's stdout, the
+/// relay with a non-blocking stdout), interleaved.
+async fn first_delta(samples: usize) -> Result<[f64; 3]> {
     let model = RawModel::start().await?;
     let scratch = Scratch::new()?;
     let sidecar = sidecar::start(&scratch, Some(&model.base_url)).await?;
-    let mut relay = Relay::start(&model.base_url).await?;
-    let (mut ours, mut bare) = (Vec::new(), Vec::new());
+    let mut relays = [
+        Relay::start(&model.base_url, false).await?,
+        Relay::start(&model.base_url, true).await?,
+    ];
+    let mut latencies = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..samples + 5 {
         let before = sidecar.received();
         sidecar.send_text("hi").await;
@@ -66,20 +74,23 @@ async fn first_delta(samples: usize) -> Result<(f64, f64)> {
             .find(|arrival| arrival.message["method"] == "wave/session/delta")
             .context("a turn without a wave/session/delta")?
             .at;
-        let written = model.last_first_chunk()?;
-        let through_relay = relay.first_chunk().await?;
-        let relay_written = model.last_first_chunk()?;
+        let mut spans = vec![delta.saturating_duration_since(model.last_first_chunk()?)];
+        for relay in &mut relays {
+            let arrived = relay.first_chunk().await?;
+            spans.push(arrived.saturating_duration_since(model.last_first_chunk()?));
+        }
         if round < 5 {
             continue; // warm-up
         }
-        ours.push(util::secs(delta.saturating_duration_since(written)));
-        bare.push(util::secs(
-            through_relay.saturating_duration_since(relay_written),
-        ));
+        for (latency, span) in latencies.iter_mut().zip(spans) {
+            latency.push(util::secs(span));
+        }
     }
     sidecar.stop().await;
-    relay.stop().await;
-    Ok((util::median(&ours), util::median(&bare)))
+    for relay in &mut relays {
+        relay.stop().await;
+    }
+    Ok(latencies.map(|latency| util::median(&latency)))
 }
 
 /// 9b: medians of (cancel → server sees it, one echo round trip).
@@ -268,7 +279,7 @@ async fn serve(socket: TcpStream, stamps: Arc<Mutex<Vec<Instant>>>) {
 
 /// The hidden `--relay-url URL` mode: for each line on stdin, one streaming request to the
 /// model; every chunk of the answer is copied to stdout as it arrives.
-pub fn relay_main(url: &str) -> Result<()> {
+pub fn relay_main(url: &str, nonblocking: bool) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -277,7 +288,16 @@ pub fn relay_main(url: &str) -> Result<()> {
         let http = reqwest::Client::new();
         let endpoint = format!("{url}/chat/completions");
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        let mut stdout = tokio::io::stdout();
+        let mut stdout: Box<dyn tokio::io::AsyncWrite + Unpin> = match nonblocking {
+            // As the sidecar writes its stdout when it is a pipe (server/src/lsp/stdout.rs).
+            true => {
+                use std::os::fd::AsFd;
+                let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
+                let pipe = tokio::net::unix::pipe::Sender::from_file(std::fs::File::from(fd))?;
+                Box::new(pipe)
+            }
+            false => Box::new(tokio::io::stdout()),
+        };
         while lines.next_line().await?.is_some() {
             let mut response = http
                 .post(&endpoint)
@@ -302,9 +322,10 @@ struct Relay {
 }
 
 impl Relay {
-    async fn start(url: &str) -> Result<Relay> {
+    async fn start(url: &str, nonblocking: bool) -> Result<Relay> {
         let mut child = Command::new(std::env::current_exe()?)
             .args(["--relay-url", url])
+            .args(nonblocking.then_some("--nonblocking-stdout"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)

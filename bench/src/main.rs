@@ -44,7 +44,7 @@ fn main() -> Result<()> {
         return peers::child_main();
     }
     if let Some(url) = value("--relay-url") {
-        return live::relay_main(&url);
+        return live::relay_main(&url, args.iter().any(|a| a == "--nonblocking-stdout"));
     }
     if args.iter().any(|a| a == "--turn-callgrind") {
         let url = value("--model-url").context("--model-url")?;
@@ -377,6 +377,16 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             ratio: fmt_ratio(ratio),
             target: "≤ 1.05×",
             verdict: verdict(ratio <= 1.05),
+        });
+        let ratio = r.delta_sidecar / r.delta_relay_nonblocking;
+        table.push(Row {
+            id: "",
+            figure: "  the relay writing stdout as the sidecar does (non-blocking)".into(),
+            ours: String::new(),
+            baseline: format!("bare relay: {}", fmt_time(r.delta_relay_nonblocking)),
+            ratio: fmt_ratio(ratio),
+            target: "",
+            verdict: "",
         });
         let ratio = r.cancel / r.round_trip;
         table.push(Row {

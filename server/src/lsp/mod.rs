@@ -9,6 +9,7 @@
 mod config_edit;
 mod elicit;
 mod sessions;
+mod stdout;
 mod tool_switch_edit;
 mod watch;
 
@@ -117,7 +118,8 @@ pub async fn run() -> Result<()> {
     .custom_method(SessionDestroy::METHOD, Backend::dispatch::<SessionDestroy>)
     .custom_method(SessionCancel::METHOD, Backend::dispatch::<SessionCancel>)
     .finish();
-    let server = Server::new(stdin(), tokio::io::stdout(), socket).concurrency_level(CONCURRENCY);
+    let server =
+        Server::new(stdin(), stdout::Stdout::open(), socket).concurrency_level(CONCURRENCY);
     tokio::select! {
         () = server.serve(EmptyParams(service)) => tracing::info!("LSP connection closed"),
         () = terminated() => tracing::info!("terminated by a signal"),

@@ -1299,3 +1299,91 @@ async fn long_3_stop_during_the_turns_dials_ends_it_before_any_model_request() {
     assert_eq!(contents, ["hello"]);
     sidecar.stop().await;
 }
+
+// The protocol channel when the host hands the sidecar a Unix socket as stdout (some hosts give
+// children socketpairs): it is written as a non-blocking socket, frames arrive whole and in
+// order, and the end of stdin still ends the sidecar (REAP-3). Pipes, every other test's
+// stdout, take the non-blocking pipe path.
+#[test]
+fn stdout_that_is_a_unix_socket_carries_the_protocol() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&[]) }));
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let mut child = std::process::Command::new(wave_mcp())
+        .arg("lsp")
+        .current_dir(&sandbox.workdir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    ours.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut reader = BufReader::new(ours);
+    let mut send = |body: Value| {
+        let text = body.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{text}", text.len());
+        stdin.write_all(frame.as_bytes()).unwrap();
+    };
+    // The next reply (a message with an id and no method), whole.
+    let mut reply = || loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            reader
+                .read_line(&mut line)
+                .expect("a frame from the socket");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("Content-Length: ") {
+                length = Some(value.parse::<usize>().unwrap());
+            }
+        }
+        let mut body = vec![0; length.expect("a Content-Length header")];
+        reader.read_exact(&mut body).unwrap();
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        if message.get("id").is_some() && message.get("method").is_none() {
+            return message;
+        }
+    };
+    let options = json!({ "home": sandbox.home, "workdir": sandbox.workdir });
+    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": { "capabilities": {}, "initializationOptions": options } }));
+    assert_eq!(reply()["id"], 1);
+    send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    send(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "wave/mcp/connect", "params": { "name": "a" } }),
+    );
+    let connected = reply();
+    assert_eq!(connected["id"], 2);
+    assert_eq!(
+        connected["result"]["servers"][0]["status"], "connected",
+        "{connected:#}"
+    );
+    // Written as a non-blocking descriptor: O_NONBLOCK is set on the socket end it was given.
+    let fdinfo = std::fs::read_to_string(format!("/proc/{}/fdinfo/1", child.id())).unwrap();
+    let flags = fdinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("flags:"))
+        .map(|flags| u32::from_str_radix(flags.trim(), 8).unwrap())
+        .unwrap();
+    assert_ne!(flags & 0o4000, 0, "stdout is not non-blocking: {fdinfo}");
+    drop(stdin);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sidecar outlived its stdin"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+}
