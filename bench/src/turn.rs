@@ -92,11 +92,9 @@ pub async fn run() -> Result<TurnResult> {
             in_turn_ir += ir;
         }
     }
-    let permissions_ir = inclusive(
-        &turns,
-        "wave_mcp_agent::permissions::PermissionSource::checked_within",
-    )
-    .unwrap_or(0);
+    // The per-turn check of the settings files (permissions and tool search settings).
+    let permissions_ir = inclusive(&turns, "wave_mcp_agent::permissions::PermissionSource::check")
+        .context("PermissionSource::check is not in the profile (renamed?)")?;
     let per_turn = |ir: u64| ir / TURNS as u64;
     Ok(TurnResult::Counted {
         turn_ir: per_turn(turn_ir),
