@@ -93,8 +93,11 @@ pub async fn run() -> Result<TurnResult> {
         }
     }
     // The per-turn check of the settings files (permissions and tool search settings).
-    let permissions_ir = inclusive(&turns, "wave_mcp_agent::permissions::PermissionSource::check")
-        .context("PermissionSource::check is not in the profile (renamed?)")?;
+    let permissions_ir = inclusive(
+        &turns,
+        "wave_mcp_agent::permissions::PermissionSource::check",
+    )
+    .context("PermissionSource::check is not in the profile (renamed?)")?;
     let per_turn = |ir: u64| ir / TURNS as u64;
     Ok(TurnResult::Counted {
         turn_ir: per_turn(turn_ir),
