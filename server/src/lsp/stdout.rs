@@ -66,38 +66,32 @@ fn non_blocking() -> Option<Stdout> {
     None
 }
 
+impl Stdout {
+    fn writer(self: Pin<&mut Self>) -> Pin<&mut (dyn AsyncWrite + Send + Unpin)> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            Stdout::Pipe(pipe) => Pin::new(pipe as &mut (dyn AsyncWrite + Send + Unpin)),
+            #[cfg(unix)]
+            Stdout::Socket(socket) => Pin::new(socket as &mut (dyn AsyncWrite + Send + Unpin)),
+            Stdout::Blocking(stdout) => Pin::new(stdout as &mut (dyn AsyncWrite + Send + Unpin)),
+        }
+    }
+}
+
 impl AsyncWrite for Stdout {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            #[cfg(unix)]
-            Stdout::Pipe(pipe) => Pin::new(pipe).poll_write(cx, buf),
-            #[cfg(unix)]
-            Stdout::Socket(socket) => Pin::new(socket).poll_write(cx, buf),
-            Stdout::Blocking(stdout) => Pin::new(stdout).poll_write(cx, buf),
-        }
+        self.writer().poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            #[cfg(unix)]
-            Stdout::Pipe(pipe) => Pin::new(pipe).poll_flush(cx),
-            #[cfg(unix)]
-            Stdout::Socket(socket) => Pin::new(socket).poll_flush(cx),
-            Stdout::Blocking(stdout) => Pin::new(stdout).poll_flush(cx),
-        }
+        self.writer().poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            #[cfg(unix)]
-            Stdout::Pipe(pipe) => Pin::new(pipe).poll_shutdown(cx),
-            #[cfg(unix)]
-            Stdout::Socket(socket) => Pin::new(socket).poll_shutdown(cx),
-            Stdout::Blocking(stdout) => Pin::new(stdout).poll_shutdown(cx),
-        }
+        self.writer().poll_shutdown(cx)
     }
 }
