@@ -24,6 +24,14 @@ macro_rules! for_each_type {
             McpStatus,
             McpToolView,
             McpServerView,
+            ServerApproval,
+            SessionApproveServersParams,
+            SessionApproveServersResult,
+            ToolAnnotationsView,
+            SessionConfirmToolParams,
+            ToolDecision,
+            SessionConfirmToolResult,
+            WorkspaceTrustParams,
             ModelOptions,
             InitializationOptions,
             SessionParams,
@@ -535,6 +543,7 @@ fn wire_shape_is_camel_case() {
             config_path: Some("/p/.mcp.json".into()),
             read_only: false,
             signed_in: false,
+            approval: None,
         }],
     };
     assert_eq!(

@@ -46,6 +46,10 @@ pub enum McpStatus {
     /// A remote server answered with HTTP 401: it needs `wave/mcp/login` (AUTH-1).
     #[serde(rename = "needs-auth")]
     NeedsAuth,
+    /// A project server (`<workdir>/.mcp.json`) the user has not approved as written: nothing
+    /// of it runs until `wave/mcp/approve` (TRUST-1, TRUST-4).
+    #[serde(rename = "needs-approval")]
+    NeedsApproval,
 }
 
 /// One tool of a server, live or from the snapshot cache.
@@ -63,6 +67,16 @@ pub struct McpToolView {
     /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1); a switched-off tool
     /// is listed but never offered to the model.
     pub enabled: bool,
+    /// The user allowed this tool (`session` or `always`) for another definition than the one
+    /// the server presents now: the permission no longer applies and the next call asks again
+    /// (TRUST-6).
+    #[serde(default)]
+    pub definition_changed: bool,
+    /// The server's text for this tool (name, title, description) had hidden characters
+    /// (Unicode tags, bidi controls, zero-width characters) that were removed before anything
+    /// reached the model (TRUST-7).
+    #[serde(default)]
+    pub hidden_text: bool,
 }
 
 /// One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -105,6 +119,147 @@ pub struct McpServerView {
     /// A remote server with stored sign-in credentials (AUTH-3): offer "Sign out" (AUTH-9).
     #[serde(default)]
     pub signed_in: bool,
+    /// Present when `status` is `needs-approval`: what approving this entry would run, for the
+    /// settings page to show beside its Approve button (TRUST-1, TRUST-3). `error` then holds
+    /// the reason and how to approve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub approval: Option<ServerApproval>,
+}
+
+/// One project server waiting for the user's approval, exactly as written (TRUST-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ServerApproval {
+    pub name: String,
+    /// Absolute path of the project's `.mcp.json`.
+    pub config_path: String,
+    /// `stdio`, `http`, `sse`, or the unknown `type` as written.
+    pub transport: String,
+    /// The stdio command as written (`${VAR}` not expanded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The remote URL as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub url: Option<String>,
+    /// Names of the environment variables the entry sets for its process (`env`), never their
+    /// values.
+    #[serde(default)]
+    pub env_keys: Vec<String>,
+    /// The `${VAR}` names the entry reads from the user's environment (in any field): approving
+    /// sends their values where the entry says.
+    #[serde(default)]
+    pub variables: Vec<String>,
+    /// The user approved this server before in another form: it changed since (TRUST-4).
+    #[serde(default)]
+    pub changed: bool,
+    /// The source (`user`, `plugin`) of a same-named server that approving replaces for this
+    /// project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub shadows: Option<McpSource>,
+}
+
+/// Params of the sidecar-to-client request `wave/session/approveServers` (TRUST-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionApproveServersParams {
+    pub session_id: String,
+    pub servers: Vec<ServerApproval>,
+}
+
+/// Result of `wave/session/approveServers`: the names the user approved (the others stay
+/// `needs-approval` and are not asked about again in this session).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionApproveServersResult {
+    #[serde(default)]
+    pub approved: Vec<String>,
+}
+
+/// A tool's MCP annotations as the server declared them: hints, never guarantees (TRUST-5).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotationsView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub read_only_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub destructive_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub idempotent_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub open_world_hint: Option<bool>,
+}
+
+/// Params of the sidecar-to-client request `wave/session/confirmTool`: the model wants to call
+/// a tool that no allow rule covers (TRUST-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionConfirmToolParams {
+    pub session_id: String,
+    pub turn: u64,
+    /// The model's tool call (an `Exec` script's nested calls carry the `Exec` call's id).
+    pub tool_call_id: String,
+    pub server: String,
+    /// The server's own name for the tool.
+    pub tool: String,
+    /// `mcp__<server>__<tool>`.
+    pub full_name: String,
+    pub arguments: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub annotations: Option<ToolAnnotationsView>,
+    /// The user allowed this tool before, for another definition: it changed since (TRUST-6).
+    #[serde(default)]
+    pub definition_changed: bool,
+}
+
+/// The user's answer to `wave/session/confirmTool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ToolDecision {
+    /// Run this call only.
+    Once,
+    /// Run it, and the tool's later calls while the session lives.
+    Session,
+    /// Run it, and remember the permission in the user's trust store, pinned to the tool's
+    /// definition (TRUST-6).
+    Always,
+    /// Do not run it: the model is told the user declined.
+    Deny,
+}
+
+/// Result of `wave/session/confirmTool`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionConfirmToolResult {
+    pub decision: ToolDecision,
+}
+
+/// Payload of `wave/workspace/trust`: the IDE's trust in the opened project (TRUST-9).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceTrustParams {
+    pub trusted: bool,
 }
 
 /// The model a session's agent talks to (an OpenAI-compatible Chat Completions endpoint). Unset
@@ -151,6 +306,12 @@ pub struct InitializationOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub model: Option<ModelOptions>,
+    /// `false` when the IDE does not trust the opened project (VS Code's Restricted Mode, an
+    /// untrusted JetBrains project): its servers cannot be approved and nothing of it runs until
+    /// `wave/workspace/trust` says otherwise (TRUST-9). Default: trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub workspace_trusted: Option<bool>,
 }
 
 /// Params of a request about one session's servers as a whole.
@@ -711,6 +872,10 @@ pub enum ErrorKind {
     /// Sign-in was cancelled by a newer `wave/mcp/login` for the server (`$/cancelRequest` ends
     /// it with LSP's `RequestCancelled`, -32800).
     SignInCancelled,
+    /// The server is a project server the user has not approved (TRUST-1).
+    NeedsApproval,
+    /// The IDE does not trust the project: its servers cannot be approved (TRUST-9).
+    Untrusted,
 }
 
 /// `data` of a [`REQUEST_FAILED`] error.
@@ -872,6 +1037,24 @@ messages! {
     Request SessionElicit = "wave/session/elicit", ServerToClient, PageAnswers, SessionElicitParams -> SessionElicitResult;
     /// A URL-mode elicitation finished out of band: the page closes its waiting state (LONG-6).
     Notification SessionElicitationComplete = "wave/session/elicitationComplete", ServerToClient, Webview, SessionElicitationCompleteParams;
+    /// Approves one project server as written now (pinned to its fingerprint, kept in the user's
+    /// home) and connects it; refused in an untrusted workspace (TRUST-1, TRUST-3, TRUST-9).
+    Request McpApprove = "wave/mcp/approve", ClientToServer, Webview, ServerParams -> ServersSnapshot;
+    /// Disconnects a project server and forgets its approval: it is `needs-approval` again
+    /// (TRUST-3).
+    Request McpRevoke = "wave/mcp/revoke", ClientToServer, Webview, ServerParams -> ServersSnapshot;
+    /// A turn would dial project servers the user has not approved: the chat page asks (each
+    /// with its exact command line or URL, the variables it reads, whether it changed, what it
+    /// replaces). An error answer, or none before the turn is stopped, approves nothing
+    /// (TRUST-3).
+    Request SessionApproveServers = "wave/session/approveServers", ServerToClient, PageAnswers, SessionApproveServersParams -> SessionApproveServersResult;
+    /// The model calls a tool that no allow rule covers: the chat page asks Allow once / for
+    /// this session / always, or Deny. An error answer counts as `deny`; Stop ends the turn
+    /// (TRUST-5, TRUST-6).
+    Request SessionConfirmTool = "wave/session/confirmTool", ServerToClient, PageAnswers, SessionConfirmToolParams -> SessionConfirmToolResult;
+    /// The IDE's trust in the project changed (VS Code granted workspace trust): untrusted, no
+    /// project server can be approved or run (TRUST-9).
+    Notification WorkspaceTrust = "wave/workspace/trust", ClientToServer, HostOnly, WorkspaceTrustParams;
 }
 
 // ---- host/*: between the shared webview and its host (never on the sidecar's wire) ----

@@ -34,6 +34,8 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
                 full_name: t.full_name.clone(),
                 description: t.description.clone(),
                 enabled: t.enabled,
+                definition_changed: false,
+                hidden_text: false,
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,
@@ -46,5 +48,6 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
             .map(|p| p.to_string_lossy().into_owned()),
         read_only: server.source.is_read_only(),
         signed_in: server.signed_in,
+        approval: None,
     }
 }

@@ -15,7 +15,7 @@ export type McpSource = "user" | "project" | "plugin" | "constructor";
 /**
  * A server's connection state.
  */
-export type McpStatus = "connected" | "connecting" | "reconnecting" | "error" | "disconnected" | "needs-auth";
+export type McpStatus = "connected" | "connecting" | "reconnecting" | "error" | "disconnected" | "needs-auth" | "needs-approval";
 
 /**
  * One tool of a server, live or from the snapshot cache.
@@ -33,7 +33,19 @@ fullName: string, description?: string,
  * Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1); a switched-off tool
  * is listed but never offered to the model.
  */
-enabled: boolean, };
+enabled: boolean, 
+/**
+ * The user allowed this tool (`session` or `always`) for another definition than the one
+ * the server presents now: the permission no longer applies and the next call asks again
+ * (TRUST-6).
+ */
+definitionChanged: boolean, 
+/**
+ * The server's text for this tool (name, title, description) had hidden characters
+ * (Unicode tags, bidi controls, zero-width characters) that were removed before anything
+ * reached the model (TRUST-7).
+ */
+hiddenText: boolean, };
 
 /**
  * One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -67,7 +79,106 @@ readOnly: boolean,
 /**
  * A remote server with stored sign-in credentials (AUTH-3): offer "Sign out" (AUTH-9).
  */
-signedIn: boolean, };
+signedIn: boolean, 
+/**
+ * Present when `status` is `needs-approval`: what approving this entry would run, for the
+ * settings page to show beside its Approve button (TRUST-1, TRUST-3). `error` then holds
+ * the reason and how to approve.
+ */
+approval?: ServerApproval, };
+
+/**
+ * One project server waiting for the user's approval, exactly as written (TRUST-3).
+ */
+export type ServerApproval = { name: string, 
+/**
+ * Absolute path of the project's `.mcp.json`.
+ */
+configPath: string, 
+/**
+ * `stdio`, `http`, `sse`, or the unknown `type` as written.
+ */
+transport: string, 
+/**
+ * The stdio command as written (`${VAR}` not expanded).
+ */
+command?: string, args: Array<string>, 
+/**
+ * The remote URL as written.
+ */
+url?: string, 
+/**
+ * Names of the environment variables the entry sets for its process (`env`), never their
+ * values.
+ */
+envKeys: Array<string>, 
+/**
+ * The `${VAR}` names the entry reads from the user's environment (in any field): approving
+ * sends their values where the entry says.
+ */
+variables: Array<string>, 
+/**
+ * The user approved this server before in another form: it changed since (TRUST-4).
+ */
+changed: boolean, 
+/**
+ * The source (`user`, `plugin`) of a same-named server that approving replaces for this
+ * project.
+ */
+shadows?: McpSource, };
+
+/**
+ * Params of the sidecar-to-client request `wave/session/approveServers` (TRUST-3).
+ */
+export type SessionApproveServersParams = { sessionId: string, servers: Array<ServerApproval>, };
+
+/**
+ * Result of `wave/session/approveServers`: the names the user approved (the others stay
+ * `needs-approval` and are not asked about again in this session).
+ */
+export type SessionApproveServersResult = { approved: Array<string>, };
+
+/**
+ * A tool's MCP annotations as the server declared them: hints, never guarantees (TRUST-5).
+ */
+export type ToolAnnotationsView = { title?: string, readOnlyHint?: boolean, destructiveHint?: boolean, idempotentHint?: boolean, openWorldHint?: boolean, };
+
+/**
+ * Params of the sidecar-to-client request `wave/session/confirmTool`: the model wants to call
+ * a tool that no allow rule covers (TRUST-5).
+ */
+export type SessionConfirmToolParams = { sessionId: string, turn: number, 
+/**
+ * The model's tool call (an `Exec` script's nested calls carry the `Exec` call's id).
+ */
+toolCallId: string, server: string, 
+/**
+ * The server's own name for the tool.
+ */
+tool: string, 
+/**
+ * `mcp__<server>__<tool>`.
+ */
+fullName: string, arguments: { [key in string]: JsonValue }, annotations?: ToolAnnotationsView, 
+/**
+ * The user allowed this tool before, for another definition: it changed since (TRUST-6).
+ */
+definitionChanged: boolean, };
+
+/**
+ * The user's answer to `wave/session/confirmTool`.
+ */
+export type ToolDecision = "once" | "session" | "always" | "deny";
+
+/**
+ * Result of `wave/session/confirmTool`.
+ */
+export type SessionConfirmToolResult = { decision: ToolDecision, };
+
+/**
+ * Payload of `wave/workspace/trust`: the IDE's trust in the opened project (TRUST-9).
+ */
+export type WorkspaceTrustParams = { trusted: boolean, };
 
 /**
  * The model a session's agent talks to (an OpenAI-compatible Chat Completions endpoint). Unset
@@ -103,7 +214,13 @@ workdir?: string,
 /**
  * The model of every session's agent (sessions may override it).
  */
-model?: ModelOptions, };
+model?: ModelOptions, 
+/**
+ * `false` when the IDE does not trust the opened project (VS Code's Restricted Mode, an
+ * untrusted JetBrains project): its servers cannot be approved and nothing of it runs until
+ * `wave/workspace/trust` says otherwise (TRUST-9). Default: trusted.
+ */
+workspaceTrusted?: boolean, };
 
 /**
  * Params of a request about one session's servers as a whole.
@@ -517,7 +634,7 @@ export type SessionElicitationCompleteParams = { sessionId: string, server: stri
 /**
  * Machine-readable cause of a [`REQUEST_FAILED`] error.
  */
-export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled";
+export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled" | "needsApproval" | "untrusted";
 
 /**
  * `data` of a [`REQUEST_FAILED`] error.
@@ -627,6 +744,11 @@ export const Methods = {
   sessionDestroy: "wave/session/destroy",
   sessionElicit: "wave/session/elicit",
   sessionElicitationComplete: "wave/session/elicitationComplete",
+  mcpApprove: "wave/mcp/approve",
+  mcpRevoke: "wave/mcp/revoke",
+  sessionApproveServers: "wave/session/approveServers",
+  sessionConfirmTool: "wave/session/confirmTool",
+  workspaceTrust: "wave/workspace/trust",
 } as const;
 
 /** Client → sidecar requests: params and result of each. */
@@ -648,6 +770,10 @@ export interface Requests {
   "wave/session/cancel": { params: SessionCancelParams; result: SessionCancelResult };
   "wave/session/destroy": { params: SessionDestroyParams; result: SessionDestroyed };
   "wave/session/elicit": { params: SessionElicitParams; result: SessionElicitResult };
+  "wave/mcp/approve": { params: ServerParams; result: ServersSnapshot };
+  "wave/mcp/revoke": { params: ServerParams; result: ServersSnapshot };
+  "wave/session/approveServers": { params: SessionApproveServersParams; result: SessionApproveServersResult };
+  "wave/session/confirmTool": { params: SessionConfirmToolParams; result: SessionConfirmToolResult };
 }
 
 /** Sidecar → client notifications: params of each. */
@@ -658,13 +784,14 @@ export interface Notifications {
   "wave/session/delta": SessionDeltaParams;
   "wave/session/progress": SessionProgressParams;
   "wave/session/elicitationComplete": SessionElicitationCompleteParams;
+  "wave/workspace/trust": WorkspaceTrustParams;
 }
 
 /** Every sidecar → client notification. */
-export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete"] as const;
+export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete", "wave/workspace/trust"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/session/send", "wave/session/history", "wave/session/cancel"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */
@@ -672,7 +799,7 @@ export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session
 export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];
 
 /** Sidecar requests the hosts pass to their chat page, with the page's answer back. */
-export const PAGE_ANSWERED_REQUESTS = ["wave/session/elicit"] as const;
+export const PAGE_ANSWERED_REQUESTS = ["wave/session/elicit", "wave/session/approveServers", "wave/session/confirmTool"] as const;
 export type PageAnsweredRequest = (typeof PAGE_ANSWERED_REQUESTS)[number];
 
 /** Page → host requests (`host/*`): params and result of each. */

@@ -28,6 +28,11 @@ object Methods {
     const val SESSION_DESTROY = "wave/session/destroy"
     const val SESSION_ELICIT = "wave/session/elicit"
     const val SESSION_ELICITATION_COMPLETE = "wave/session/elicitationComplete"
+    const val MCP_APPROVE = "wave/mcp/approve"
+    const val MCP_REVOKE = "wave/mcp/revoke"
+    const val SESSION_APPROVE_SERVERS = "wave/session/approveServers"
+    const val SESSION_CONFIRM_TOOL = "wave/session/confirmTool"
+    const val WORKSPACE_TRUST = "wave/workspace/trust"
     const val HOST_OPEN_FILE = "host/openFile"
     const val HOST_CLOSE_SETTINGS = "host/closeSettings"
     const val HOST_OPEN_SETTINGS = "host/openSettings"
@@ -39,11 +44,11 @@ object Methods {
     const val HOST_ANSWER = "host/answer"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
-    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL)
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL, MCP_APPROVE, MCP_REVOKE)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
     val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS, SESSION_ELICITATION_COMPLETE)
 
     /** Sidecar requests the hosts pass to their chat page, with the page's answer back. */
-    val PAGE_ANSWERED_REQUESTS: Set<String> = setOf(SESSION_ELICIT)
+    val PAGE_ANSWERED_REQUESTS: Set<String> = setOf(SESSION_ELICIT, SESSION_APPROVE_SERVERS, SESSION_CONFIRM_TOOL)
 }
