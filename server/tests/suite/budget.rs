@@ -54,6 +54,7 @@ async fn bud_2_set_tool_enabled_edits_one_array_byte_for_byte_and_keeps_the_conn
     );
     let path = sandbox.workdir.join(".mcp.json");
     std::fs::write(&path, &text).unwrap();
+    sandbox.approve_project();
     let sidecar = Sidecar::start(&sandbox, Value::Null).await;
     sidecar
         .ok("wave/mcp/connect", json!({ "name": "victim" }))
