@@ -418,12 +418,51 @@ fn signal(_group: Group, _sig: Sig) -> bool {
 #[cfg(unix)]
 fn still_running(group: Group) -> bool {
     let leader_runs = proc_info(group.pid).is_some_and(|i| i.start == group.start && !i.zombie);
-    leader_runs || crate::process::group_alive(group.pgid)
+    leader_runs || group_alive(group.pgid)
 }
 
 #[cfg(not(unix))]
 fn still_running(_group: Group) -> bool {
     false
+}
+
+/// Whether a process of group `pgid` still runs. Zombies do not count: they have exited, and an
+/// orphaned one waits for an init process that may never reap it.
+#[cfg(target_os = "linux")]
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let pgid = pgid.to_string();
+    dir.filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .any(|entry| {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                return false;
+            };
+            // After the parenthesised command name: state, ppid, pgrp.
+            let mut fields = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest)
+                .unwrap_or("")
+                .split_whitespace();
+            let state = fields.next();
+            let pgrp = fields.nth(1);
+            pgrp == Some(pgid.as_str()) && !matches!(state, Some("Z") | Some("X"))
+        })
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return false;
+    };
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
 }
 
 /// What the registry reads about a process.
