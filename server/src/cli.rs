@@ -1,5 +1,6 @@
 //! The command line: `servers`, `tools`, `call`, `login`, `logout` and `chat`, and `lsp` (the
-//! IDE sidecar).
+//! IDE sidecar). Server text is printed through `terminal_safe` (TRUST-7); `--json` output is
+//! escaped by serde.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use serde_json::{Map, Value, json};
+use wave_mcp_manager::inert::terminal_safe as safe;
 use wave_mcp_manager::{
     ManagerOptions, McpManager, McpTool, ServerSnapshot, UrlOpener, result_text,
 };
@@ -228,7 +230,7 @@ fn print_server(server: &ServerSnapshot) {
         println!("  config:  {}", path.display());
     }
     if let Some(error) = &server.error {
-        println!("  error:   {error}");
+        println!("  error:   {}", safe(error));
     }
     let origin = match (server.tools_from_cache, server.last_connected_at) {
         (true, Some(at)) => format!(
@@ -324,7 +326,7 @@ async fn tools(server: &str, common: Common) -> Result<()> {
         return Ok(());
     }
     match &snapshot.instructions {
-        Some(text) => println!("instructions of {server}:\n{text}\n"),
+        Some(text) => println!("instructions of {server}:\n{}\n", safe(text)),
         None => println!("{server} gives no instructions\n"),
     }
     println!("{} tools:", tools.len());
@@ -332,9 +334,10 @@ async fn tools(server: &str, common: Common) -> Result<()> {
         let off = if *enabled { "" } else { "  (switched off)" };
         println!("\n{}{off}", tool.full_name);
         if let Some(description) = &tool.description {
-            println!("  {description}");
+            println!("  {}", safe(description));
         }
-        println!("  input: {}", Value::Object((*tool.input_schema).clone()));
+        let input = Value::Object((*tool.input_schema).clone()).to_string();
+        println!("  input: {}", safe(&input));
     }
     Ok(())
 }
@@ -378,7 +381,7 @@ async fn call(server: &str, tool: &str, arguments: Option<&str>, common: Common)
     if common.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        println!("{}", result_text(&result));
+        println!("{}", safe(&result_text(&result)));
     }
     if result.is_error == Some(true) {
         bail!(
@@ -415,7 +418,7 @@ async fn call_connected(
         progress: Some(std::sync::Arc::new(|p: wave_mcp_manager::Progress| {
             let of = p.total.map(|t| format!("/{t}")).unwrap_or_default();
             let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
-            eprintln!("progress: {}{of}{message}", p.progress);
+            eprintln!("progress: {}{of}{}", p.progress, safe(&message));
         })),
         cancel: Some(cancel),
     };

@@ -35,7 +35,7 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
                 description: t.description.clone(),
                 enabled: t.enabled,
                 definition_changed: false,
-                hidden_text: false,
+                hidden_text: t.hidden_text,
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,

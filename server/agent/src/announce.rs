@@ -291,6 +291,7 @@ mod tests {
             full_name: names::full_tool_name(server, name),
             description: None,
             input_schema: Arc::new(serde_json::Map::new()),
+            hidden_text: false,
         }
     }
 

@@ -410,6 +410,7 @@ mod tests {
             full_name: format!("mcp__{server}__{name}"),
             description: Some(description.into()),
             input_schema: Arc::new(serde_json::Map::new()),
+            hidden_text: false,
         }
     }
 

@@ -14,6 +14,12 @@
 //! from the record (pid reuse) is never signalled. Files that are not owner records, or cannot be
 //! parsed, are skipped with a warning naming the file.
 //!
+//! The run directory and the owner files are trusted only when they are the user's own
+//! (TRUST-8): the directory is made 0700 and used only while it is a directory (not a symbolic
+//! link) owned by the user with no access for anyone else; an owner file only when it is a
+//! regular file (opened without following a symbolic link) owned by the user. Anything else is
+//! skipped with a warning, and nothing it names is signalled.
+//!
 //! The files are replaced by rename without an fsync: a record only has to outlive its owner's
 //! crash (the page cache survives it), not the machine's (no process does).
 
@@ -168,14 +174,77 @@ fn write_owner(dir: &Path, owner: ProcessId, groups: &[Group]) -> std::io::Resul
         groups: groups.to_vec(),
     };
     let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
-    // The directory (0700) is made on first use only: no mkdir/chmod on every dial.
-    match files::write_atomic_volatile(&path, &bytes, true) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            files::ensure_parent(&path, true)?;
-            files::write_atomic_volatile(&path, &bytes, true)
-        }
-        result => result,
+    prepare_dir(dir)?;
+    files::write_atomic_volatile(&path, &bytes, true)
+}
+
+/// Makes the run directory (0700) when it is missing; an existing one must be trusted
+/// ([`distrust`]). One `lstat` per write, no mkdir or chmod on every dial.
+fn prepare_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_private_dir(dir)?,
+        Err(e) => return Err(e),
+        Ok(_) => {}
     }
+    match distrust(dir) {
+        Some(reason) => Err(std::io::Error::other(format!(
+            "the run directory {} is not trusted: {reason}",
+            dir.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Creates `dir` with mode 0700 from the start (its parents as usual); an existing one is
+/// left as it is, for [`distrust`] to judge.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Why the run directory `dir` must not be used, if it must not (TRUST-8): it is a symbolic
+/// link, not a directory, owned by someone else, or open to others (mode not 0700).
+#[cfg(unix)]
+fn distrust(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) => return Some(format!("cannot read it: {e}")),
+    };
+    if meta.file_type().is_symlink() {
+        return Some("it is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return Some("it is not a directory".into());
+    }
+    if let Some(reason) = foreign(meta.uid()) {
+        return Some(reason);
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Some(format!("its mode is {mode:04o}, not 0700"));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn distrust(_dir: &Path) -> Option<String> {
+    None
+}
+
+/// Why a file owned by `uid` is not ours, if it is not.
+#[cfg(unix)]
+fn foreign(uid: u32) -> Option<String> {
+    let me = nix::unistd::geteuid().as_raw();
+    (uid != me).then(|| format!("it is owned by uid {uid}, not by this user (uid {me})"))
 }
 
 /// What a reaper pass did.
@@ -230,7 +299,17 @@ pub fn reap_orphans_at_start(home: Option<PathBuf>) -> Reaper {
 /// One reaper pass over `dir`, in the calling thread.
 pub fn reap_now(dir: &Path, grace: Duration) -> ReapReport {
     let mut report = ReapReport::default();
-    if !dir.is_dir() {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return report;
+    }
+    // Someone else's directory, or a link to one, may hold records planted to get a process
+    // of theirs or ours signalled: not a single one is read (TRUST-8).
+    if let Some(reason) = distrust(dir) {
+        tracing::warn!(
+            "skipping the run directory {}: {reason}; nothing in it is signalled",
+            dir.display()
+        );
+        report.skipped.push(dir.to_path_buf());
         return report;
     }
     // One reaper at a time per directory; a second one then finds nothing left to do.
@@ -301,11 +380,25 @@ pub fn reap_now(dir: &Path, grace: Duration) -> ReapReport {
     report
 }
 
-/// Reads and checks one owner file; the error says why it is skipped.
+/// Reads and checks one owner file; the error says why it is skipped. The file is opened
+/// without following a symbolic link, and what was opened must be a regular file of the user's
+/// (TRUST-8), so a link or a planted file cannot get anything signalled.
 fn read_owner_file(path: &Path, name: &str) -> Result<OwnerFile, String> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if meta.file_type().is_symlink() {
+        return Err("a symbolic link, not a server record".into());
+    }
     if !meta.is_file() {
         return Err("not a regular file".into());
+    }
+    let file = open_no_follow(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    #[cfg(unix)]
+    if let Some(reason) = foreign(std::os::unix::fs::MetadataExt::uid(&meta)) {
+        return Err(reason);
     }
     if meta.len() > MAX_FILE {
         return Err(format!(
@@ -322,7 +415,9 @@ fn read_owner_file(path: &Path, name: &str) -> Result<OwnerFile, String> {
     let Some((pid, start)) = named else {
         return Err("not a wave-mcp server record (name is not <pid>-<start>.json)".into());
     };
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE + 1), &mut bytes)
+        .map_err(|e| e.to_string())?;
     let file: OwnerFile = serde_json::from_slice(&bytes).map_err(|e| format!("invalid: {e}"))?;
     if file.version != VERSION {
         return Err(format!("unknown version {}", file.version));
@@ -331,6 +426,19 @@ fn read_owner_file(path: &Path, name: &str) -> Result<OwnerFile, String> {
         return Err("owner does not match the file name".into());
     }
     Ok(file)
+}
+
+/// Opens `path` for reading without following a symbolic link (and without blocking on a
+/// FIFO someone put there).
+fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK,
+    );
+    options.open(path)
 }
 
 /// The owner runs: a live (non-zombie) process with its pid and start time.

@@ -178,6 +178,7 @@ impl Slot {
                         full_name: t.full_name.clone(),
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
+                        hidden_text: t.hidden_text,
                     })
                     .collect(),
                 Some(connected_at),
@@ -191,6 +192,7 @@ impl Slot {
                         full_name: names::full_tool_name(&self.entry.name, &t.name),
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
+                        hidden_text: t.hidden_text,
                     })
                     .collect(),
                 Some(entry.last_connected_at),

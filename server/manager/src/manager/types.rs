@@ -115,6 +115,8 @@ pub struct ToolSummary {
     pub description: Option<String>,
     /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1).
     pub enabled: bool,
+    /// The server's text for this tool had hidden characters, now removed (TRUST-7).
+    pub hidden_text: bool,
 }
 
 /// A callable tool of a live connection.
@@ -125,9 +127,14 @@ pub struct McpTool {
     pub name: String,
     /// `mcp__<server>__<tool>`: the name declared to the model and used to route calls.
     pub full_name: String,
+    /// Without hidden characters (TRUST-7).
     pub description: Option<String>,
-    /// The input schema, cleaned for LLM APIs (TOOL-5).
+    /// The input schema, cleaned for LLM APIs (TOOL-5), its descriptions and titles without
+    /// hidden characters (TRUST-7).
     pub input_schema: Arc<Map<String, Value>>,
+    /// The server's name, description or schema text for this tool had hidden characters,
+    /// removed from what the model sees (TRUST-7).
+    pub hidden_text: bool,
 }
 
 /// One server as lists show it. Config values are as written, never expanded (SEC-1).
