@@ -1,6 +1,6 @@
 //! The command line: `servers`, `tools`, `call`, `login`, `logout` and `chat`, and `lsp` (the
-//! IDE sidecar). Server text is printed through `terminal_safe` (TRUST-7); `--json` output is
-//! escaped by serde.
+//! IDE sidecar). Server text is printed through `terminal_safe`, `--json` output through
+//! `json_safe` (serde_json leaves DEL and C1 controls raw) (TRUST-7).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use serde_json::{Map, Value, json};
-use wave_mcp_manager::inert::terminal_safe as safe;
+use wave_mcp_manager::inert::{json_safe, terminal_safe as safe};
 use wave_mcp_manager::{
     ManagerOptions, McpManager, McpTool, ServerSnapshot, UrlOpener, result_text,
 };
@@ -183,7 +183,7 @@ fn servers(common: Common) -> Result<()> {
     let snapshot = manager.snapshot();
     if common.json {
         let views: Vec<_> = snapshot.servers.iter().map(server_view).collect();
-        println!("{}", serde_json::to_string_pretty(&views)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&views)?));
         return Ok(());
     }
     if snapshot.servers.is_empty() {
@@ -322,7 +322,7 @@ async fn tools(server: &str, common: Common) -> Result<()> {
             "instructions": snapshot.instructions,
             "tools": tools,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&out)?));
         return Ok(());
     }
     match &snapshot.instructions {
@@ -379,7 +379,7 @@ async fn call(server: &str, tool: &str, arguments: Option<&str>, common: Common)
     manager.cleanup().await;
     let result = result?;
     if common.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&result)?));
     } else {
         println!("{}", safe(&result_text(&result)));
     }

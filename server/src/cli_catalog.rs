@@ -4,7 +4,7 @@
 //! What the server wrote is printed through `terminal_safe` (TRUST-7).
 
 use anyhow::{Result, anyhow, bail};
-use wave_mcp_manager::inert::terminal_safe as safe;
+use wave_mcp_manager::inert::{json_safe, terminal_safe as safe};
 use wave_mcp_manager::{McpManager, Snapshot};
 
 use crate::catalog_view::{prompt_views, resource_views};
@@ -31,7 +31,7 @@ pub async fn prompts(manager: &McpManager, server: &str, json: bool) -> Result<(
     let snapshot = listed(manager, server).await?;
     let prompts = prompt_views(&snapshot, &Default::default());
     if json {
-        println!("{}", serde_json::to_string_pretty(&prompts)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&prompts)?));
         return Ok(());
     }
     println!("{} prompts:", prompts.len());
@@ -62,7 +62,7 @@ pub async fn resources(manager: &McpManager, server: &str, json: bool) -> Result
     let (resources, templates) = resource_views(&snapshot, &Default::default());
     if json {
         let value = serde_json::json!({ "resources": resources, "templates": templates });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&value)?));
         return Ok(());
     }
     println!("{} resources:", resources.len());

@@ -105,6 +105,24 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text (as serde_json writes it) with DEL and the C1 controls written as `\u007f` ..
+/// `\u009f`: serde_json escapes C0 controls but passes these through, and some terminals take
+/// a C1 control as ESC/CSI/OSC. Still the same JSON value. For the CLI's `--json` output.
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    let c1 = |c: char| matches!(c, '\u{7F}'..='\u{9F}');
+    if !json.chars().any(c1) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c1(c) {
+            true => out.push_str(&format!("\\u{:04x}", c as u32)),
+            false => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +181,19 @@ mod tests {
         );
         assert_eq!(terminal_safe("end\r"), "end\\x0d");
         assert_eq!(terminal_safe("\u{80}\u{9f}\u{a0}"), "\\u{80}\\u{9f}\u{a0}");
+    }
+
+    // TRUST-7: JSON output keeps its value, without raw DEL or C1 characters.
+    #[test]
+    fn trust_7_json_output_has_no_raw_c1_controls() {
+        let value = serde_json::json!({"d": "a\u{1b}b\u{9b}c\u{7f}d\u{a0}ü"});
+        let text = serde_json::to_string(&value).unwrap();
+        let safe = json_safe(&text);
+        assert!(!safe.contains(['\u{1b}', '\u{9b}', '\u{7f}']), "{safe}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&safe).unwrap(),
+            value
+        );
+        assert!(matches!(json_safe("{\"a\":\"ü\"}"), Cow::Borrowed(_)));
     }
 }
