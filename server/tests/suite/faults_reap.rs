@@ -444,6 +444,15 @@ async fn reap_2_corrupt_and_foreign_registry_files_are_named_and_skipped() {
     reap_all(&mut children);
 }
 
+/// Children killed and reaped when dropped, also when an assertion fails first.
+struct Victims(Vec<std::process::Child>);
+
+impl Drop for Victims {
+    fn drop(&mut self) {
+        reap_all(&mut self.0);
+    }
+}
+
 /// Whether `stderr` has a `skipping` warning naming `path`.
 fn warned_about(stderr: &str, path: &Path) -> bool {
     stderr
@@ -462,7 +471,7 @@ async fn trust_8_foreign_and_symlinked_owner_files_get_nothing_signalled() {
     let run = sandbox.home.join(".wave").join("run");
     let (c1, victim) = sleeper();
     let (c2, orphan) = sleeper();
-    let mut children = vec![c1, c2];
+    let _children = Victims(vec![c1, c2]);
     let foreign = forge(&run, dead_owner(), &[victim]);
     std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).expect("chown to nobody");
     let elsewhere = forge(&sandbox.path("elsewhere"), dead_owner(), &[victim]);
@@ -488,7 +497,6 @@ async fn trust_8_foreign_and_symlinked_owner_files_get_nothing_signalled() {
         "no warning naming {link:?}: {stderr}"
     );
     assert!(foreign.exists() && link.symlink_metadata().is_ok() && elsewhere.exists());
-    reap_all(&mut children);
 }
 
 // TRUST-8 (attack): a run directory open to others (mode 0777) and one that is a symbolic link
@@ -500,7 +508,7 @@ async fn trust_8_a_run_dir_open_to_others_or_a_link_is_not_reaped() {
     use std::os::unix::fs::PermissionsExt;
     let (c1, open_victim) = sleeper();
     let (c2, linked_victim) = sleeper();
-    let mut children = vec![c1, c2];
+    let _children = Victims(vec![c1, c2]);
 
     let open = Sandbox::new();
     let run = open.home.join(".wave").join("run");
@@ -535,5 +543,4 @@ async fn trust_8_a_run_dir_open_to_others_or_a_link_is_not_reaped() {
         "no warning naming {run:?}: {stderr}"
     );
     assert!(stderr.contains("symbolic link"), "{stderr}");
-    reap_all(&mut children);
 }
