@@ -661,15 +661,46 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn records_are_written_and_removed_with_the_last_group() {
-        let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("run");
         let me = current_owner().expect("own start time");
-        let path = dir.path().join(owner_file_name(me));
-        let record = record(dir.path(), std::process::id()).expect("recorded");
+        let path = dir.join(owner_file_name(me));
+        let record = record(&dir, std::process::id()).expect("recorded");
+        // TRUST-8: the run directory is made 0700.
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
         let file = read_owner_file(&path, &owner_file_name(me)).expect("owner file");
         assert_eq!(file.owner, me);
         assert_eq!(file.groups, vec![record.group()]);
         assert_eq!(record.group().start, me.start);
         record.release();
         assert!(!path.exists(), "the owner file outlived its last record");
+    }
+
+    // TRUST-8: nothing is recorded in a run directory open to others or reached by a link.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn trust_8_records_go_only_into_a_private_run_dir() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let me = current_owner().expect("own start time");
+        let open = root.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let private = root.path().join("private");
+        let link = root.path().join("link");
+        create_private_dir(&private).unwrap();
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        for dir in [&open, &link] {
+            assert!(distrust(dir).is_some(), "{dir:?}");
+            let _kept = record(dir, std::process::id());
+            assert!(
+                !dir.join(owner_file_name(me)).exists(),
+                "recorded in {dir:?}"
+            );
+        }
+        assert_eq!(distrust(&private), None);
+        assert!(std::fs::read_dir(&private).unwrap().next().is_none());
     }
 }
