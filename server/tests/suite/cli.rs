@@ -301,7 +301,14 @@ fn cli_demo_walkthrough_as_a_new_user() {
     for tool in tools {
         assert_eq!(
             keys(tool),
-            ["name", "fullName", "description", "enabled"],
+            [
+                "name",
+                "fullName",
+                "description",
+                "enabled",
+                "definitionChanged",
+                "hiddenText"
+            ],
             "{tool}"
         );
     }
