@@ -181,12 +181,14 @@ fn write_owner(dir: &Path, owner: ProcessId, groups: &[Group]) -> std::io::Resul
 /// Makes the run directory (0700) when it is missing; an existing one must be trusted
 /// ([`distrust`]). One `lstat` per write, no mkdir or chmod on every dial.
 fn prepare_dir(dir: &Path) -> std::io::Result<()> {
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_private_dir(dir)?,
-        Err(e) => return Err(e),
-        Ok(_) => {}
-    }
-    match distrust(dir) {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            create_private_dir(dir)?;
+            std::fs::symlink_metadata(dir)?
+        }
+        result => result?,
+    };
+    match distrust_metadata(&meta) {
         Some(reason) => Err(std::io::Error::other(format!(
             "the run directory {} is not trusted: {reason}",
             dir.display()
@@ -212,13 +214,17 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Why the run directory `dir` must not be used, if it must not (TRUST-8): it is a symbolic
 /// link, not a directory, owned by someone else, or open to others (mode not 0700).
-#[cfg(unix)]
 fn distrust(dir: &Path) -> Option<String> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) => distrust_metadata(&meta),
+        Err(e) => Some(format!("cannot read it: {e}")),
+    }
+}
+
+/// [`distrust`] of a directory's `lstat`.
+#[cfg(unix)]
+fn distrust_metadata(meta: &std::fs::Metadata) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = match std::fs::symlink_metadata(dir) {
-        Ok(meta) => meta,
-        Err(e) => return Some(format!("cannot read it: {e}")),
-    };
     if meta.file_type().is_symlink() {
         return Some("it is a symbolic link".into());
     }
@@ -236,7 +242,7 @@ fn distrust(dir: &Path) -> Option<String> {
 }
 
 #[cfg(not(unix))]
-fn distrust(_dir: &Path) -> Option<String> {
+fn distrust_metadata(_meta: &std::fs::Metadata) -> Option<String> {
     None
 }
 
