@@ -197,6 +197,7 @@ async fn bud_3_wave_tool_search_in_the_environment_wins_over_the_settings_files(
         std::fs::create_dir_all(&settings).unwrap();
         std::fs::write(settings.join("settings.json"), r#"{ "toolSearch": "off" }"#).unwrap();
         let model = FakeModel::start(vec![say("ok")]).await;
+        sandbox.allow_tool_calls();
         let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |command| {
             command.env_remove("WAVE_TOOL_SEARCH");
             if let Some(value) = variable {

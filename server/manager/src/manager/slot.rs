@@ -226,6 +226,7 @@ impl Slot {
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
                         definition_changed: changed_definitions.contains(t.name.as_str()),
+                        hidden_text: t.hidden_text,
                     })
                     .collect(),
                 Some(connected_at),
@@ -240,6 +241,7 @@ impl Slot {
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
                         definition_changed: false,
+                        hidden_text: t.hidden_text,
                     })
                     .collect(),
                 Some(entry.last_connected_at),
