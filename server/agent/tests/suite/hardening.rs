@@ -164,6 +164,8 @@ async fn trust_7_chat_prints_no_control_sequence() {
         "h": sandbox.server("h", &["--hostile-text", "--tools", "echo"]),
     } });
     std::fs::write(user.join("mcp.json"), config.to_string()).unwrap();
+    // The user lets tool calls run without asking (TRUST-5): stdin is not a terminal.
+    sandbox.write_settings(true, json!({ "permissions": { "defaultMode": "allow" } }));
 
     let mut chat = std::process::Command::new(wave_mcp());
     chat.args(["chat", "--workdir"])

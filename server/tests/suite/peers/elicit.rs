@@ -473,6 +473,7 @@ async fn long_5_cli_chat_on_a_terminal_asks_the_form() {
     }
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "py": py_entry(&sandbox, &python) }));
+    sandbox.allow_tool_calls();
     let model = FakeModel::start(vec![call("mcp__py__ask_form", json!({})), say("thanks")]).await;
     let typed = sandbox.path("typed.txt");
     // The message; accept; name; age; subscribe: yes; colour (default); then quit.
