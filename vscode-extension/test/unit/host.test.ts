@@ -9,11 +9,19 @@ import { resolveSidecar, sidecarCandidates } from "../../src/sidecarPath";
 import { contentSecurityPolicy, webviewHtml } from "../../src/webviewHtml";
 import { snap } from "./fixtures";
 
-function fakeWindow(): BridgeWindow & { fire(data: unknown): void } {
-  const listeners: ((e: { data: unknown }) => void)[] = [];
+/** A page window in a VS Code webview: `fire` delivers a message from its host frame (the parent). */
+function fakeWindow(): BridgeWindow & {
+  fire(data: unknown): void;
+  fireFrom(data: unknown, source: unknown, origin: string | undefined): void;
+} {
+  const listeners: ((e: { data: unknown; source?: unknown; origin?: string }) => void)[] = [];
+  const parent = { name: "webview host frame" };
   return {
+    parent,
+    origin: "vscode-webview://abc",
     addEventListener: (_type, l) => listeners.push(l),
-    fire: (data) => listeners.forEach((l) => l({ data })),
+    fire: (data) => listeners.forEach((l) => l({ data, source: parent, origin: "vscode-webview://abc" })),
+    fireFrom: (data, source, origin) => listeners.forEach((l) => l({ data, source, origin })),
   };
 }
 
@@ -74,7 +82,7 @@ describe("bridges", () => {
     bridge.onRequest(async (method, p) => {
       calls += 1;
       if (calls === 2) throw new Error("page gone");
-      return { action: "accept", content: { echo: `${method} ${p.server}` } };
+      return { action: "accept", content: { echo: `${method} ${(p as { server: string }).server}` } };
     });
     await new Promise((r) => setTimeout(r, 0));
     expect(posted.map((p) => [p.method, p.params])).toEqual([
@@ -96,6 +104,59 @@ describe("bridges", () => {
     jwin.waveReceive!(JSON.stringify({ method: "wave/session/elicit", params, id: 3 }));
     await new Promise((r) => setTimeout(r, 0));
     expect(queries).toEqual([{ method: "host/answer", params: { id: 3, result: { action: "decline" } } }]);
+  });
+
+  it("TRUST-8: the VS Code bridge takes messages only from its host frame and its own origin", async () => {
+    const win = fakeWindow();
+    const posted: { method?: string }[] = [];
+    const bridge = createVsCodeBridge(win, { postMessage: (m) => posted.push(m as { method?: string }) });
+    const pushes: unknown[] = [];
+    bridge.onPush((m) => pushes.push(m));
+    const answered: unknown[] = [];
+    bridge.onRequest(async (method) => {
+      answered.push(method);
+      return { approved: [] } as never;
+    });
+    const pending = bridge.request("wave/mcp/servers", {});
+    const iframe = { name: "an iframe of the page" };
+    const forgedAnswer = { kind: "response", id: 1, result: snap(99, []) };
+    const forgedAsk = { kind: "push", method: "wave/session/approveServers", params: { sessionId: "default", servers: [] }, id: 5 };
+    const forgedPush = { kind: "push", method: "wave/mcp/serversChanged", params: snap(98, []) };
+    for (const data of [forgedAnswer, forgedAsk, forgedPush]) {
+      win.fireFrom(data, iframe, "vscode-webview://abc"); // another frame of the same origin
+      win.fireFrom(data, win.parent, "https://evil.example"); // the right window, another origin
+      win.fireFrom(data, win, "vscode-webview://abc"); // the page's own window
+      win.fireFrom(data, undefined, undefined);
+    }
+    win.fireFrom({ kind: "push", method: 42, params: {} }, win.parent, "vscode-webview://abc"); // malformed
+    await new Promise((r) => setTimeout(r, 0));
+    expect(pushes).toEqual([]);
+    expect(answered).toEqual([]);
+    expect(posted.map((p) => p.method)).toEqual(["wave/mcp/servers"]);
+    // The host's own answer still arrives.
+    win.fire({ kind: "response", id: 1, result: snap(3, []) });
+    await expect(pending).resolves.toEqual(snap(3, []));
+    // A page that is not in a frame (parent is itself) trusts no message.
+    const top = fakeWindow() as BridgeWindow & { fireFrom(d: unknown, s: unknown, o: string): void };
+    Object.defineProperty(top, "parent", { value: top });
+    const lonely = createVsCodeBridge(top, { postMessage: () => undefined });
+    const seen: unknown[] = [];
+    lonely.onPush((m) => seen.push(m));
+    top.fireFrom(forgedPush, top, "vscode-webview://abc");
+    expect(seen).toEqual([]);
+  });
+
+  it("TRUST-8: JCEF pushes that are not a JSON object with a method are dropped", () => {
+    const win = fakeWindow();
+    win.waveHostQuery = async () => "{}";
+    const bridge = createJcefBridge(win);
+    const pushes: unknown[] = [];
+    bridge.onPush((m) => pushes.push(m));
+    win.waveReceive!("not json");
+    win.waveReceive!("null");
+    win.waveReceive!(JSON.stringify({ params: {} }));
+    win.waveReceive!(JSON.stringify({ method: "host/prefill", params: { text: "ok" } }));
+    expect(pushes).toEqual(["host/prefill"]);
   });
 
   it("JCEF: a rejected query becomes a HostError", async () => {

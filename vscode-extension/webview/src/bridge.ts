@@ -4,6 +4,15 @@
 // - JetBrains JCEF: a query function the plugin injects, `window.waveHostQuery(json) =>
 //   Promise<json>`, and `window.waveReceive(json)`, which the page defines and the plugin calls
 //   for pushes (through `executeJavaScript`).
+//
+// TRUST-8: the page believes only its own host. The VS Code adapter takes a `message` event only
+// when it comes from the webview's host frame (`event.source` is the page's parent, which relays
+// the extension's messages with `postMessage(message, window.origin)`) and carries the page's own
+// origin; a message from any other frame or window (an iframe, another tab, the page itself) is
+// dropped, so no one else can answer a request, push a notification or answer a question
+// (`wave/session/approveServers`, `wave/session/confirmTool`) in the host's name. The JCEF
+// adapter takes no `message` events at all: its host calls `window.waveReceive` through
+// `executeJavaScript`, and the page's CSP (`frame-src 'none'`) lets no frame in that could reach it.
 
 import {
   HostError,
@@ -41,9 +50,22 @@ export interface VsCodeApi {
   postMessage(message: unknown): void;
 }
 
+/** What the adapters read of a `message` event. */
+export interface BridgeMessageEvent {
+  data: unknown;
+  /** The window that posted it. */
+  source?: unknown;
+  /** The origin of the window that posted it. */
+  origin?: string;
+}
+
 /** The parts of `window` the adapters touch (a fake in tests). */
 export interface BridgeWindow {
-  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: "message", listener: (event: BridgeMessageEvent) => void): void;
+  /** The host frame of a VS Code webview (the page runs in an iframe of it). */
+  readonly parent?: unknown;
+  /** The page's own origin (`window.origin`). */
+  readonly origin?: string;
   acquireVsCodeApi?: () => VsCodeApi;
   waveHostQuery?: (json: string) => Promise<string>;
   waveReceive?: (json: string) => void;
@@ -96,12 +118,25 @@ function errorOf(payload: HostErrorPayload | undefined): HostError {
   return new HostError(payload ?? { message: "unknown error" });
 }
 
+/**
+ * TRUST-8: a `message` event from the VS Code webview's host: posted by the page's parent frame,
+ * from the page's own origin. A page without a parent (`parent` is itself, or missing) takes
+ * nothing.
+ */
+export function fromVsCodeHost(win: BridgeWindow, event: BridgeMessageEvent): boolean {
+  const parent = win.parent;
+  if (parent === undefined || parent === null || parent === win) return false;
+  if (event.source !== parent) return false;
+  return typeof win.origin === "string" && win.origin !== "null" && event.origin === win.origin;
+}
+
 export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridge {
   let nextId = 1;
   const waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   const pushes = new PushQueue();
   const requests = new PageRequestQueue((params) => bridge.request("host/answer", params));
   win.addEventListener("message", (event) => {
+    if (!fromVsCodeHost(win, event)) return;
     const msg = event.data as HostToPage | undefined;
     if (!msg || typeof msg !== "object") return;
     if (msg.kind === "response") {
@@ -111,6 +146,7 @@ export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridg
       if (msg.error) w.reject(errorOf(msg.error));
       else w.resolve(msg.result ?? null);
     } else if (msg.kind === "push") {
+      if (typeof msg.method !== "string") return;
       if (typeof msg.id === "number") requests.deliver(msg.method, msg.params, msg.id);
       else pushes.deliver(msg.method, msg.params);
     }
@@ -135,7 +171,13 @@ export function createJcefBridge(win: BridgeWindow): HostBridge {
   const pushes = new PushQueue();
   const requests = new PageRequestQueue((params) => bridge.request("host/answer", params));
   win.waveReceive = (json: string) => {
-    const push = JSON.parse(json) as JcefPush;
+    let push: JcefPush;
+    try {
+      push = JSON.parse(json) as JcefPush;
+    } catch {
+      return;
+    }
+    if (!push || typeof push !== "object" || typeof push.method !== "string") return;
     if (typeof push.id === "number") requests.deliver(push.method, push.params, push.id);
     else pushes.deliver(push.method, push.params);
   };
