@@ -50,6 +50,8 @@ fn resolve_one(name: &str, value: &Value) {
         plugin_root: Some(PathBuf::from("/plugins/p")),
         base_dir: PathBuf::from("/fuzz"),
         config,
+        raw: value.clone(),
+        replaced: None,
     };
     let _ = config::resolve(&entry, Path::new("/fuzz"), &lookup);
 }

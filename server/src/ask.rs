@@ -107,7 +107,7 @@ fn decision(input: &mut dyn BufRead, output: &mut dyn Write, accept: &str) -> Op
     }
 }
 
-fn read_line(input: &mut dyn BufRead) -> Option<String> {
+pub(crate) fn read_line(input: &mut dyn BufRead) -> Option<String> {
     let mut line = String::new();
     match input.read_line(&mut line) {
         Ok(0) | Err(_) => None,

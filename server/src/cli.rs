@@ -1,5 +1,5 @@
-//! The command line: `servers`, `tools`, `call`, `login`, `logout` and `chat`, and `lsp` (the
-//! IDE sidecar).
+//! The command line: `servers`, `tools`, `call`, `login`, `logout`, `approve`, `revoke` and
+//! `chat`, and `lsp` (the IDE sidecar).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -86,6 +86,21 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         workdir: Option<PathBuf>,
     },
+    /// Approve a server of the project's .mcp.json exactly as it is written now: from then on it
+    /// may run, until its entry changes. Approvals are yours, kept in
+    /// ~/.wave/trusted-servers.json. Starts nothing.
+    Approve {
+        server: String,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
+    /// Forget the approval of a project server (and the tools you allowed always for it): it
+    /// does not run again until approved.
+    Revoke {
+        server: String,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
     /// Talk to the model (WAVE_BASE_URL, WAVE_API_KEY, WAVE_MODEL) with the MCP servers' tools,
     /// one stdin line per message. `/mcp` lists servers, `/connect NAME`, `/disconnect NAME`,
     /// `/exit` quits; `/mcp__<server>__<prompt> args` sends a server's prompt, `@<server>:<uri>`
@@ -152,6 +167,8 @@ async fn run_command(cli: Cli) -> Result<()> {
         }
         Command::Login { server, workdir } => login(&server, workdir).await,
         Command::Logout { server, workdir } => logout(&server, workdir).await,
+        Command::Approve { server, workdir } => approve(&server, workdir).await,
+        Command::Revoke { server, workdir } => revoke(&server, workdir).await,
         Command::Chat { workdir } => chat(workdir).await,
         Command::Lsp { stdio: _ } => crate::lsp::run().await,
     }
@@ -249,7 +266,7 @@ fn print_server(server: &ServerSnapshot) {
 }
 
 /// An argument as a shell user would read it: quoted when it has spaces, quotes or newlines.
-fn display_arg(arg: &str) -> String {
+pub(crate) fn display_arg(arg: &str) -> String {
     let plain = !arg.is_empty()
         && !arg
             .chars()
@@ -260,14 +277,78 @@ fn display_arg(arg: &str) -> String {
     format!("{arg:?}")
 }
 
-/// Connects one server (explicitly, LAZY-5) and hands back the manager for cleanup.
+/// Connects one server (explicitly, LAZY-5) and hands back the manager for cleanup. A project
+/// server the user has not approved is put to them on a terminal, else the error names the
+/// command that approves it (TRUST-3).
 async fn connected(server: &str, common: &Common) -> Result<McpManager> {
     let manager = manager(common)?;
+    if let Err(e) = approved_on_terminal(&manager, server).await {
+        manager.cleanup().await;
+        return Err(e);
+    }
     if let Err(e) = manager.connect(server).await {
         manager.cleanup().await;
         return Err(anyhow!(e));
     }
     Ok(manager)
+}
+
+/// Asks on a terminal to approve `server` when it waits for approval; `Ok` when it may run or
+/// is not a project server waiting (the connect then says what is wrong).
+async fn approved_on_terminal(manager: &McpManager, server: &str) -> Result<()> {
+    use std::io::IsTerminal;
+
+    let waiting = manager.awaiting_approval();
+    let Some(approval) = waiting.into_iter().find(|a| a.name == server) else {
+        return Ok(());
+    };
+    if !std::io::stdin().is_terminal() {
+        return Err(anyhow!(wave_mcp_manager::Error::NeedsApproval(
+            server.to_string()
+        )));
+    }
+    let approved = tokio::task::spawn_blocking(move || {
+        let (stdin, mut stderr) = (std::io::stdin(), std::io::stderr());
+        crate::terminal_consent::ask_approval(&approval, &mut stdin.lock(), &mut stderr)
+    })
+    .await
+    .unwrap_or(false);
+    if !approved {
+        bail!("MCP server \"{server}\" was not approved: nothing of it ran");
+    }
+    manager.approve(server).await?;
+    Ok(())
+}
+
+/// The manager of `--workdir` (default: the current directory), for commands that start nothing.
+fn workdir_manager(workdir: Option<PathBuf>) -> Result<McpManager> {
+    manager(&Common {
+        workdir,
+        json: false,
+    })
+}
+
+/// `wave-mcp approve NAME`: the entry as written now is approved (TRUST-1, TRUST-3).
+async fn approve(server: &str, workdir: Option<PathBuf>) -> Result<()> {
+    let manager = workdir_manager(workdir)?;
+    let waiting = manager.awaiting_approval();
+    let Some(approval) = waiting.iter().find(|a| a.name == server) else {
+        manager.approve(server).await?;
+        println!("MCP server \"{server}\" is already approved as written");
+        return Ok(());
+    };
+    println!("{}", crate::terminal_consent::describe(approval));
+    manager.approve(server).await?;
+    println!("approved: it runs from the next chat turn or connect, until its entry changes");
+    Ok(())
+}
+
+/// `wave-mcp revoke NAME`: forgets the approval (TRUST-3).
+async fn revoke(server: &str, workdir: Option<PathBuf>) -> Result<()> {
+    let manager = workdir_manager(workdir)?;
+    manager.revoke(server).await?;
+    println!("revoked the approval of MCP server \"{server}\": it does not run until approved again");
+    Ok(())
 }
 
 fn server_snapshot(manager: &McpManager, server: &str) -> Result<ServerSnapshot> {
@@ -466,9 +547,17 @@ async fn chat(workdir: Option<PathBuf>) -> Result<()> {
             }
         }
     });
-    let result =
-        wave_mcp_agent::chat_with_interrupts(&mut agent, input, &mut stdout, prompt, interrupts)
-            .await;
+    // Project servers are approved, and tool calls confirmed, on the terminal (TRUST-3, TRUST-5).
+    let consent = Some(crate::terminal_consent::terminal());
+    let result = wave_mcp_agent::chat_with_interrupts(
+        &mut agent,
+        input,
+        &mut stdout,
+        prompt,
+        interrupts,
+        consent,
+    )
+    .await;
     listener.abort();
     agent.destroy().await;
     Ok(result?)

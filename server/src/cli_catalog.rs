@@ -10,7 +10,7 @@ use crate::catalog_view::{prompt_views, resource_views};
 /// The live catalog of `server` as a one-server snapshot, for the wire views.
 async fn listed(manager: &McpManager, server: &str) -> Result<Snapshot> {
     let home = dirs::home_dir().unwrap_or_else(|| manager.workdir().to_path_buf());
-    let rules = wave_mcp_agent::permissions::settings_rules(manager.workdir(), &home);
+    let rules = wave_mcp_agent::settings::settings_rules(manager.workdir(), &home);
     if let Some(why) = rules.server_denial(server) {
         bail!("permission denied: MCP server \"{server}\" may not be used ({why})");
     }

@@ -5,6 +5,7 @@ mod catalog_view;
 mod cli;
 mod cli_catalog;
 mod lsp;
+mod terminal_consent;
 mod view;
 
 use std::process::ExitCode;

@@ -2,6 +2,7 @@
 //! transcript, and runs turns: on-demand dial, announcements, model requests, and every tool
 //! call through one execution funnel (permission check → route → result).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +24,9 @@ use crate::options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ToolPoolMode,
 };
-use crate::permissions::{PermissionRules, PermissionSource, RECHECK_AFTER};
+use crate::consent::{SessionGrants, ToolConfirmation, ToolDecision};
+use crate::permissions::{PermissionRules, Verdict};
+use crate::settings::{PermissionSource, RECHECK_AFTER};
 use crate::pool::{EXEC_TOOL, Pool};
 use crate::tool_search::{self, SEARCH_TOOL, SearchPlan, SearchSettings, SearchState};
 use crate::transcript::Transcript;
@@ -113,6 +116,11 @@ pub struct Agent {
     hooks: TurnHooks,
     /// The model's tool call being run now: progress of MCP calls is reported for it.
     running_call: Option<String>,
+    /// Project servers (name and fingerprint) the user was asked about in this session: not
+    /// asked again (TRUST-3).
+    asked_approval: HashSet<(String, String)>,
+    /// Tools the user allowed for this session (TRUST-5, TRUST-6).
+    session_grants: SessionGrants,
 }
 
 impl Agent {
@@ -142,6 +150,7 @@ impl Agent {
             servers: options.mcp_servers,
             timeouts: options.mcp_timeouts,
             reconnect: options.mcp_reconnect,
+            project_untrusted: options.project_untrusted,
         });
         let transcript = Transcript::new(&home, &session_id);
         let history = transcript.load();
@@ -162,6 +171,8 @@ impl Agent {
             search: SearchState::default(),
             hooks: TurnHooks::default(),
             running_call: None,
+            asked_approval: HashSet::new(),
+            session_grants: SessionGrants::default(),
         })
     }
 
@@ -209,6 +220,11 @@ impl Agent {
     /// answers without calling a tool.
     pub async fn send_message(&mut self, text: &str) -> Result<TurnReport, AgentError> {
         self.alive()?;
+        // TRUST-3: project servers the user has not approved are put to them before anything
+        // dials; with none waiting this is a synchronous check (LAZY-9).
+        if self.ask_approvals().await.is_none() {
+            return Ok(self.stopped(TurnReport::default(), String::new()));
+        }
         // A prompt command or a resource mention is expanded first (PRM-2, PRM-3).
         if self.asks_mcp(text) {
             return self.send_with_mcp(text).await;
@@ -252,6 +268,46 @@ impl Agent {
         self.hooks = TurnHooks::default();
         self.running_call = None;
         result
+    }
+
+    /// Puts the project servers waiting for approval that were not asked about in this session
+    /// to the turn's [`crate::Consent`], and approves what the user approved. `None`: the turn
+    /// was stopped while asking (nothing approved).
+    async fn ask_approvals(&mut self) -> Option<()> {
+        let waiting: Vec<_> = self
+            .manager
+            .awaiting_approval()
+            .into_iter()
+            .filter(|a| {
+                !self
+                    .asked_approval
+                    .contains(&(a.name.clone(), a.fingerprint.clone()))
+            })
+            .collect();
+        if waiting.is_empty() {
+            return Some(());
+        }
+        for approval in &waiting {
+            self.asked_approval
+                .insert((approval.name.clone(), approval.fingerprint.clone()));
+        }
+        let Some(consent) = self.hooks.consent.clone() else {
+            let names: Vec<&str> = waiting.iter().map(|a| a.name.as_str()).collect();
+            tracing::info!(servers = ?names, "project MCP servers not approved: skipped");
+            return Some(());
+        };
+        let asked: Vec<String> = waiting.iter().map(|a| a.name.clone()).collect();
+        let approved = self
+            .hooks
+            .clone()
+            .unless_stopped(consent.approve_servers(waiting))
+            .await?;
+        for name in approved.iter().filter(|name| asked.contains(name)) {
+            if let Err(e) = self.manager.approve(name).await {
+                tracing::warn!("cannot approve MCP server \"{name}\": {e}");
+            }
+        }
+        Some(())
     }
 
     /// Calls one tool through the execution funnel, as the model would (outside a turn). The
@@ -523,11 +579,24 @@ impl Agent {
         name: &str,
         arguments: Map<String, Value>,
     ) -> ToolOutcome {
-        if let Some(why) = rules.denial(name) {
-            tracing::info!(tool = %name, "tool call refused: {why}");
-            return ToolOutcome::error(format!(
-                "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
-            ));
+        let source = || {
+            self.manager
+                .tool(name)
+                .map_or(wave_mcp_manager::Source::User, |t| t.source)
+        };
+        match rules.verdict(name, source()) {
+            Verdict::Allow => {}
+            Verdict::Deny(why) => {
+                tracing::info!(tool = %name, "tool call refused: {why}");
+                return ToolOutcome::error(format!(
+                    "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
+                ));
+            }
+            Verdict::Ask { rule } => {
+                if let Some(refused) = self.consent(name, &arguments, rule.is_some()).await {
+                    return refused;
+                }
+            }
         }
         let hooks = self.call_hooks();
         match self
@@ -538,6 +607,69 @@ impl Agent {
             // The owner is named only in an error result; a success pays no lookup.
             Ok(result) => render(&result, name, || self.manager.tool_owner(name)),
             Err(e) => ToolOutcome::error(self.call_error(name, e)),
+        }
+    }
+
+    /// The user's consent to one call (TRUST-5, TRUST-6): `None` to run it, else the result the
+    /// model gets instead. A permission given for the session or `always` applies while the
+    /// tool's definition is the one it was given for, and never to a tool an `ask` rule names.
+    async fn consent(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        ask_rule: bool,
+    ) -> Option<ToolOutcome> {
+        // An unknown tool is not asked about: the call fails as before (TOOL-3).
+        let tool = self.manager.tool(name)?;
+        let session = self.session_grants.get(name);
+        let trust = self.manager.trust();
+        let always = trust
+            .view()
+            .tool_permission(&tool.server, &tool.name)
+            .map(Arc::<str>::from);
+        let pinned = [&session, &always];
+        if !ask_rule
+            && pinned
+                .iter()
+                .any(|grant| grant.as_deref() == Some(&*tool.definition))
+        {
+            return None;
+        }
+        let definition_changed = pinned.iter().any(|grant| grant.is_some());
+        let Some(consent) = self.hooks.consent.clone() else {
+            tracing::info!(tool = %name, "no one to ask: tool call declined");
+            return Some(ToolOutcome::error(declined(name)));
+        };
+        let request = ToolConfirmation {
+            tool_call_id: self.running_call.clone().unwrap_or_default(),
+            server: tool.server.clone(),
+            tool: tool.name.clone(),
+            full_name: name.to_string(),
+            arguments: arguments.clone(),
+            title: tool.title.clone(),
+            annotations: tool.annotations.clone(),
+            definition_changed,
+        };
+        let Some(decision) = self
+            .hooks
+            .unless_stopped(consent.confirm_tool(request))
+            .await
+        else {
+            return Some(ToolOutcome::error(crate::live::NOT_RUN));
+        };
+        match decision {
+            ToolDecision::Once => None,
+            ToolDecision::Session => {
+                self.session_grants.insert(name, tool.definition.clone());
+                None
+            }
+            ToolDecision::Always => {
+                if let Err(e) = trust.allow_tool(&tool.server, &tool.name, &tool.definition) {
+                    tracing::warn!("cannot remember the permission for \"{name}\": {e}");
+                }
+                None
+            }
+            ToolDecision::Deny => Some(ToolOutcome::error(declined(name))),
         }
     }
 
@@ -681,6 +813,11 @@ fn render(
         images,
         is_error: true,
     }
+}
+
+/// What the model gets for a call the user declined (or no one could be asked about).
+fn declined(name: &str) -> String {
+    format!("the user declined this call of \"{name}\": it did not run")
 }
 
 fn script_outcome(result: ScriptResult) -> ToolOutcome {

@@ -245,7 +245,7 @@ fn is_available(status: Status) -> bool {
 /// The server has tools and every one is denied; a server with no tools is not excluded (INS-4).
 fn all_tools_denied(server: &str, tools: &[McpTool], rules: &PermissionRules) -> bool {
     let mut own = tools.iter().filter(|t| t.server == server).peekable();
-    own.peek().is_some() && own.all(|t| !rules.is_allowed(&t.full_name))
+    own.peek().is_some() && own.all(|t| !rules.is_usable(&t.full_name))
 }
 
 fn stamp(at: DateTime<Utc>) -> String {
@@ -281,6 +281,7 @@ mod tests {
             connection_id: Some(1),
             signed_in: false,
             catalog: Default::default(),
+            approval: None,
         }
     }
 
@@ -291,6 +292,7 @@ mod tests {
             full_name: names::full_tool_name(server, name),
             description: None,
             input_schema: Arc::new(serde_json::Map::new()),
+            ..McpTool::default()
         }
     }
 

@@ -7,11 +7,13 @@
 //! are expanded by the agent like every other message's (PRM-2, PRM-3).
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
 use crate::agent::Agent;
+use crate::consent::Consent;
 use crate::live::{CancellationToken, TurnEvent, TurnHooks};
 use crate::message::{Message, Role};
 
@@ -26,17 +28,20 @@ where
     W: Write,
 {
     let (_never, interrupts) = mpsc::unbounded_channel();
-    chat_with_interrupts(agent, input, out, prompt, interrupts).await
+    chat_with_interrupts(agent, input, out, prompt, interrupts, None).await
 }
 
 /// [`chat`], where each message on `interrupts` is a Ctrl-C: it stops the running turn, and
-/// a second one (or one at the prompt) ends the chat.
+/// a second one (or one at the prompt) ends the chat. `consent` asks the user to approve
+/// project servers and to confirm tool calls (TRUST-3, TRUST-5); without it nothing is
+/// approved and every call that would ask is declined.
 pub async fn chat_with_interrupts<R, W>(
     agent: &mut Agent,
     input: R,
     out: &mut W,
     prompt: bool,
     mut interrupts: mpsc::UnboundedReceiver<()>,
+    consent: Option<Arc<dyn Consent>>,
 ) -> io::Result<()>
 where
     R: AsyncBufRead + Unpin,
@@ -79,7 +84,8 @@ where
                 print_action(out, "disconnected", argument, result)?;
             }
             _ => {
-                if run_turn(agent, line, out, &mut interrupts).await? == Ended::Quit {
+                let consent = consent.clone();
+                if run_turn(agent, line, out, &mut interrupts, consent).await? == Ended::Quit {
                     return Ok(());
                 }
             }
@@ -146,12 +152,14 @@ async fn run_turn<W: Write>(
     line: &str,
     out: &mut W,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
+    consent: Option<Arc<dyn Consent>>,
 ) -> io::Result<Ended> {
     let (events, mut received) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
     let hooks = TurnHooks {
         events: Some(events),
         cancel: cancel.clone(),
+        consent,
     };
     let mut printer = Printer::default();
     let turn = agent.send_message_live(line, hooks);

@@ -8,7 +8,8 @@
 //! format); the system prompt never changes (INS-11). Tools are declared flat
 //! (`mcp__<server>__<tool>`) or as one `Exec` tool running JavaScript (see `exec.rs`), and every
 //! call — flat or from a script — goes through one funnel: permission check ([`permissions`]),
-//! routing by full name, result rendering. The model client speaks OpenAI-compatible Chat
+//! the user's consent ([`consent`]), routing by full name, result rendering. Project servers run only
+//! once the user approved them (asked before the turn dials them). The model client speaks OpenAI-compatible Chat
 //! Completions; `isMeta` messages go to the model as `user` messages (a `system` message after
 //! the first is rejected by many servers). The history is kept as a JSONL transcript under
 //! `<home>/.wave/sessions/`.
@@ -16,6 +17,7 @@
 mod agent;
 pub mod announce;
 mod chat;
+pub mod consent;
 mod error;
 mod exec;
 mod live;
@@ -24,6 +26,7 @@ mod model;
 mod options;
 pub mod permissions;
 mod pool;
+pub mod settings;
 pub mod tool_rank;
 pub mod tool_search;
 mod transcript;
@@ -37,6 +40,7 @@ pub use options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ModelSettings, ToolPoolMode,
 };
-pub use permissions::PermissionRules;
+pub use consent::{Consent, ServerApproval, ToolConfirmation, ToolDecision};
+pub use permissions::{DefaultMode, PermissionRules, Verdict};
 pub use pool::EXEC_TOOL;
 pub use wave_mcp_manager::{ReconnectPolicy, ServerSnapshot, Status, Timeouts};

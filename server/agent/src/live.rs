@@ -2,9 +2,12 @@
 //! event channel (assistant text as it streams, each message as soon as it is complete, tool
 //! progress; LONG-1, LONG-2) and a cancel token (LONG-3).
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 pub use wave_mcp_manager::CancellationToken;
 
+use crate::consent::Consent;
 use crate::message::Message;
 
 /// The result of a tool call the model asked for that a stop kept from running (LONG-3).
@@ -30,7 +33,7 @@ pub enum TurnEvent {
 }
 
 /// A host's handles on one turn.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct TurnHooks {
     /// Where the turn's events go; `None`: nobody listens.
     pub events: Option<mpsc::UnboundedSender<TurnEvent>>,
@@ -38,6 +41,19 @@ pub struct TurnHooks {
     /// (`notifications/cancelled`), no further request is made, and the turn ends with
     /// [`crate::TurnReport::cancelled`] (LONG-3).
     pub cancel: CancellationToken,
+    /// Who asks the user to approve project servers and to confirm tool calls (TRUST-3,
+    /// TRUST-5); `None`: nothing is approved and every call that would ask is declined.
+    pub consent: Option<Arc<dyn Consent>>,
+}
+
+impl std::fmt::Debug for TurnHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnHooks")
+            .field("events", &self.events)
+            .field("cancel", &self.cancel)
+            .field("consent", &self.consent.is_some())
+            .finish()
+    }
 }
 
 impl TurnHooks {

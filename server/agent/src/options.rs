@@ -51,7 +51,8 @@ pub struct AgentOptions {
     /// Constructor-level `mcpServers` (highest precedence, CFG-2).
     pub mcp_servers: Map<String, Value>,
     pub model: ModelSettings,
-    /// Added to the rules of `<workdir>/.wave/settings.json` and `<home>/.wave/settings.json`.
+    /// The host's rules, merged with the user's `<home>/.wave/settings.json` (these win on
+    /// `defaultMode`) and the project's `<workdir>/.wave/settings.json` (which can only narrow).
     pub permissions: PermissionRules,
     pub tool_pool: ToolPoolMode,
     /// Replaces the home directory: config, tool cache, settings and transcripts under
@@ -70,4 +71,7 @@ pub struct AgentOptions {
     pub mcp_timeouts: Timeouts,
     /// How a dropped SSE server is re-dialed.
     pub mcp_reconnect: ReconnectPolicy,
+    /// The IDE does not trust the project: none of its servers runs or can be approved
+    /// (TRUST-9).
+    pub project_untrusted: bool,
 }

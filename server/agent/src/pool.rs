@@ -30,7 +30,7 @@ impl Pool {
     pub(crate) fn new(live: Vec<McpTool>, rules: &PermissionRules, mode: ToolPoolMode) -> Pool {
         let tools: Vec<McpTool> = live
             .into_iter()
-            .filter(|t| rules.is_allowed(&t.full_name))
+            .filter(|t| rules.is_usable(&t.full_name))
             .collect();
         let exec = mode == ToolPoolMode::Exec && !tools.is_empty();
         Pool { tools, exec }

@@ -195,7 +195,7 @@ impl SearchState {
     ) -> SearchPlan {
         let live: Vec<McpTool> = live
             .into_iter()
-            .filter(|t| rules.is_allowed(&t.full_name))
+            .filter(|t| rules.is_usable(&t.full_name))
             .collect();
         let on = {
             let mut inner = self.lock();
@@ -410,6 +410,7 @@ mod tests {
             full_name: format!("mcp__{server}__{name}"),
             description: Some(description.into()),
             input_schema: Arc::new(serde_json::Map::new()),
+            ..McpTool::default()
         }
     }
 

@@ -15,10 +15,13 @@ use serde_json::{Map, Value};
 pub const PLUGIN_ROOT_VAR: &str = "WAVE_PLUGIN_ROOT";
 
 /// Where a server entry came from. Later sources win (CFG-2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Plugin,
+    #[default]
     User,
     Project,
     Constructor,
@@ -117,6 +120,11 @@ pub struct ServerEntry {
     pub base_dir: PathBuf,
     /// `Err` holds a message naming the file and the field that is wrong.
     pub config: Result<ServerConfig, String>,
+    /// The entry's JSON exactly as written: what a project approval pins (TRUST-2).
+    pub raw: Value,
+    /// For a project entry: the user or plugin entry of the same name it replaces. Until the
+    /// project entry is approved, the name keeps resolving to that one (TRUST-1).
+    pub replaced: Option<Box<ServerEntry>>,
 }
 
 /// A config file that could not be used; its whole source was skipped (CFG-4).
@@ -201,6 +209,8 @@ pub fn load(workdir: &Path, home: &Path, constructor: &Map<String, Value>) -> Lo
                 plugin_root: None,
                 base_dir: workdir.to_path_buf(),
                 config,
+                raw: value.clone(),
+                replaced: None,
             },
         );
     }
@@ -252,6 +262,8 @@ fn load_file(loaded: &mut LoadedConfig, file: FileSource<'_>) {
                 plugin_root: file.plugin_root.map(Path::to_path_buf),
                 base_dir: file.base_dir.to_path_buf(),
                 config,
+                raw: value,
+                replaced: None,
             },
         );
     }
@@ -279,11 +291,18 @@ pub fn parse_file(text: &str) -> Result<Map<String, Value>, String> {
     }
 }
 
-fn merge(servers: &mut Vec<ServerEntry>, entry: ServerEntry) {
-    match servers.iter_mut().find(|s| s.name == entry.name) {
-        Some(existing) => *existing = entry,
-        None => servers.push(entry),
+/// A later source replaces an entry of the same name in place. A project entry keeps the user or
+/// plugin entry it replaces beside it: it needs approval first (TRUST-1).
+fn merge(servers: &mut Vec<ServerEntry>, mut entry: ServerEntry) {
+    let Some(existing) = servers.iter_mut().find(|s| s.name == entry.name) else {
+        return servers.push(entry);
+    };
+    if entry.source == Source::Project && existing.source < Source::Project {
+        let mut replaced = existing.clone();
+        replaced.replaced = None;
+        entry.replaced = Some(Box::new(replaced));
     }
+    *existing = entry;
 }
 
 /// Parses one server object; errors name the field (`mcpServers.<name>.<field>`).
@@ -690,6 +709,8 @@ mod tests {
             plugin_root: Some(PathBuf::from("/plugins/p")),
             base_dir: PathBuf::from("/base"),
             config: parse_server(&config, "mcpServers.s"),
+            raw: config,
+            replaced: None,
         }
     }
 

@@ -5,6 +5,24 @@
 pub enum Error {
     #[error("no MCP server named \"{0}\" is configured")]
     UnknownServer(String),
+    /// A project server the user has not approved as written (TRUST-1).
+    #[error(
+        "MCP server \"{0}\" of the project's .mcp.json is not approved: approve it with `wave-mcp approve {0}` or the settings page's Approve"
+    )]
+    NeedsApproval(String),
+    /// The IDE does not trust the project (TRUST-9).
+    #[error(
+        "MCP server \"{0}\" cannot be approved: the workspace is not trusted (trust it in your IDE first)"
+    )]
+    Untrusted(String),
+    #[error("MCP server \"{0}\" is not a project server: it needs no approval")]
+    ApprovalNotNeeded(String),
+    /// The trust store could not be read or written; `reason` names the file.
+    #[error("{reason}")]
+    Trust {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("the MCP manager was destroyed")]
     Destroyed,
     #[error("no MCP tool named \"{0}\"")]

@@ -20,6 +20,7 @@ pub mod registry;
 mod render;
 mod sse;
 pub mod switches;
+pub mod trust;
 
 pub use config::{ConfigProblem, Source};
 pub use elicitation::{
@@ -36,6 +37,7 @@ pub use manager::{
 pub use render::result_text;
 pub use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult,
-    ResourceContents, Role as PromptRole,
+    ResourceContents, Role as PromptRole, ToolAnnotations,
 };
 pub use switches::ToolSwitches;
+pub use trust::{ServerApproval, TrustStore};

@@ -28,7 +28,9 @@ use crate::config::{self, ConfigProblem, ServerEntry};
 use crate::elicitation::{Elicitations, Elicitor};
 use crate::login::{self, UrlOpener};
 use crate::switches;
+use crate::trust::{ServerApproval, TrustStore};
 
+mod approval;
 mod catalog;
 pub use catalog::{Catalog, PromptArgumentSummary, PromptSummary, ResourceSummary};
 mod dial;
@@ -95,6 +97,12 @@ struct SharedState {
     refreshing: watch::Sender<usize>,
     /// Who answers the servers' questions to the user (LONG-5).
     elicitations: Elicitations,
+    /// The user's approvals and tool permissions for this project (TRUST-2).
+    trust: TrustStore,
+    /// The IDE does not trust the project: no project server runs (TRUST-9).
+    untrusted: std::sync::atomic::AtomicBool,
+    /// One reload at a time (a config change, an approval, a trust change).
+    reloading: tokio::sync::Mutex<()>,
 }
 
 impl McpManager {
@@ -112,20 +120,28 @@ impl McpManager {
         let cache = cache::read(&cache_path);
         let credentials_path = auth::credentials_path(&home);
         let signed_in = read_signed_in(&credentials_path);
-        let slots = loaded
-            .servers
+        let trust = TrustStore::new(&home, &options.workdir);
+        let arranged = approval::arrange(
+            loaded.servers,
+            &trust,
+            options.project_untrusted,
+            &options.workdir,
+        );
+        let slots = arranged
+            .runnable
             .into_iter()
             .map(|entry| Slot::new(entry, &options.workdir))
             .collect();
         let mut state = State {
             slots,
+            awaiting: arranged.awaiting,
             destroyed: false,
             version: 0,
             cache,
             signed_in,
             logins: HashMap::new(),
         };
-        let first = state.snapshot();
+        let first = state.snapshot(&trust);
         let (latest, _) = watch::channel(Arc::new(first));
         let (events, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
         McpManager {
@@ -145,6 +161,9 @@ impl McpManager {
                 root: CancellationToken::new(),
                 refreshing: watch::Sender::new(0),
                 elicitations: Elicitations::default(),
+                trust,
+                untrusted: options.project_untrusted.into(),
+                reloading: tokio::sync::Mutex::new(()),
             }),
         }
     }
@@ -425,6 +444,17 @@ impl McpManager {
             .collect()
     }
 
+    /// The live (or retained) tool of that full name, switched on or not.
+    pub fn tool(&self, full_name: &str) -> Option<McpTool> {
+        let state = self.shared.lock();
+        state.slots.iter().find_map(|slot| {
+            slot.current_tools()
+                .iter()
+                .find(|t| t.full_name == full_name)
+                .cloned()
+        })
+    }
+
     /// The server and the tool's own name behind a full name, among the tools of [`McpManager::tools`];
     /// `None` for an unknown name. Cheaper than searching `tools()`: nothing but the two names is
     /// copied.
@@ -610,6 +640,108 @@ impl McpManager {
         self.shared.lock().destroyed
     }
 
+    /// Project entries waiting for the user's approval (TRUST-3): none while the IDE does not
+    /// trust the project, since they could not be approved anyway (TRUST-9).
+    pub fn awaiting_approval(&self) -> Vec<ServerApproval> {
+        if self.shared.untrusted.load(std::sync::atomic::Ordering::SeqCst) {
+            return Vec::new();
+        }
+        let state = self.shared.lock();
+        state
+            .awaiting
+            .iter()
+            .filter_map(|slot| slot.approval.clone())
+            .collect()
+    }
+
+    /// Approves the project server `name` exactly as it is written now: the approval goes to
+    /// the user's trust store, pinned to the entry's fingerprint, and the entry becomes a server
+    /// that may run (replacing a same-named user or plugin server). Connects nothing: the next
+    /// turn or an explicit connect dials it (TRUST-1, TRUST-3).
+    pub async fn approve(&self, name: &str) -> Result<(), Error> {
+        let fingerprint = {
+            let state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            if self.shared.untrusted.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(Error::Untrusted(name.to_string()));
+            }
+            let waiting = state.awaiting.iter().find(|s| s.entry.name == name);
+            match waiting.and_then(|slot| slot.approval.as_ref()) {
+                Some(approval) => approval.fingerprint.clone(),
+                None => return self.check_project_server(&state, name),
+            }
+        };
+        let shared = self.shared.clone();
+        let owned = name.to_string();
+        tokio::task::spawn_blocking(move || shared.trust.approve(&owned, &fingerprint))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+            .map_err(|reason| Error::Trust {
+                path: self.shared.trust.path().to_path_buf(),
+                reason,
+            })?;
+        tracing::info!(server = %name, "project MCP server approved");
+        self.reload().await;
+        Ok(())
+    }
+
+    /// Forgets the approval of project server `name` (and the tools allowed `always` for it):
+    /// its connection and process tree end, it is `needs-approval` again, and a same-named user
+    /// or plugin server it replaced comes back (TRUST-3).
+    pub async fn revoke(&self, name: &str) -> Result<(), Error> {
+        {
+            let state = self.shared.lock();
+            if state.destroyed {
+                return Err(Error::Destroyed);
+            }
+            if !state.awaiting.iter().any(|s| s.entry.name == name) {
+                self.check_project_server(&state, name)?;
+            }
+        }
+        let shared = self.shared.clone();
+        let owned = name.to_string();
+        tokio::task::spawn_blocking(move || shared.trust.revoke(&owned))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+            .map_err(|reason| Error::Trust {
+                path: self.shared.trust.path().to_path_buf(),
+                reason,
+            })?;
+        tracing::info!(server = %name, "approval of project MCP server revoked");
+        self.reload().await;
+        Ok(())
+    }
+
+    /// `Ok` when `name` is a project server that runs (approved), else why it has no approval.
+    fn check_project_server(&self, state: &State, name: &str) -> Result<(), Error> {
+        let slot = &state.slots[state.index_of(name)?];
+        match slot.entry.source {
+            config::Source::Project => Ok(()),
+            _ => Err(Error::ApprovalNotNeeded(name.to_string())),
+        }
+    }
+
+    /// The IDE's trust in the project changed (TRUST-9): untrusted, every project server stops
+    /// and waits; trusted again, approved ones may run.
+    pub async fn set_project_trusted(&self, trusted: bool) {
+        let was = self
+            .shared
+            .untrusted
+            .swap(!trusted, std::sync::atomic::Ordering::SeqCst);
+        if was != !trusted {
+            self.reload().await;
+        }
+    }
+
+    /// The user's trust store for this project: tool permissions kept `always` (TRUST-5).
+    pub fn trust(&self) -> &TrustStore {
+        &self.shared.trust
+    }
+
     /// Re-reads the config from the same sources and applies the difference (a watched config
     /// file changed): a new server appears `disconnected`; a removed one is torn down and leaves
     /// the list; a changed one gets a fresh slot and, only if it was connected (or connecting),
@@ -619,6 +751,7 @@ impl McpManager {
     /// teardowns and the re-dials. Does nothing after [`McpManager::cleanup`].
     pub async fn reload(&self) {
         let shared = &self.shared;
+        let _one_at_a_time = shared.reloading.lock().await;
         let (home, constructor) = &shared.config_inputs;
         let loaded = config::load(&shared.workdir, home, constructor);
         let known = |p: &ConfigProblem| shared.problems.iter().any(|k| k.path == p.path);
@@ -626,6 +759,8 @@ impl McpManager {
             tracing::warn!("keeping the MCP servers as they are: {problem}");
             return;
         }
+        let untrusted = shared.untrusted.load(std::sync::atomic::Ordering::SeqCst);
+        let arranged = approval::arrange(loaded.servers, &shared.trust, untrusted, &shared.workdir);
         let (stopping, redial, configured) = {
             let mut state = shared.lock();
             if state.destroyed {
@@ -634,8 +769,9 @@ impl McpManager {
             let mut old = std::mem::take(&mut state.slots);
             let mut stopping = Vec::new();
             let mut redial = Vec::new();
-            let mut changed = false;
-            for entry in loaded.servers {
+            let mut changed = !approval::same_waiting(&state.awaiting, &arranged.awaiting);
+            state.awaiting = arranged.awaiting;
+            for entry in arranged.runnable {
                 let Some(at) = old.iter().position(|s| s.entry.name == entry.name) else {
                     changed = true;
                     state.slots.push(Slot::new(entry, &shared.workdir));
@@ -727,7 +863,7 @@ impl SharedState {
     }
 
     fn publish(&self, state: &mut State) {
-        let snapshot = Arc::new(state.snapshot());
+        let snapshot = Arc::new(state.snapshot(&self.trust));
         self.latest.send_replace(snapshot.clone());
         let _ = self.events.send(snapshot);
     }

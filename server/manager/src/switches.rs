@@ -152,6 +152,8 @@ mod tests {
             plugin_root: None,
             base_dir: "/b".into(),
             config: parse_server(&value, "mcpServers.s"),
+            raw: value,
+            replaced: None,
         };
         let plain = entry(json!({"command": "x"}));
         let switched = entry(json!({"command": "x", "disabledTools": ["a"], "alwaysLoad": true}));

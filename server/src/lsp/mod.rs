@@ -7,6 +7,7 @@
 //! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
 
 mod config_edit;
+mod consent;
 mod elicit;
 mod sessions;
 mod stdout;
@@ -31,7 +32,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
-    METHODS, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout, McpServers,
+    METHODS, McpApprove, McpConfigPaths, McpConnect, McpRevoke, WorkspaceTrust, WorkspaceTrustParams, McpDelete, McpDisconnect, McpLogin, McpLogout, McpServers,
     McpSetToolEnabled, REQUEST_FAILED, ServerParams, ServersSnapshot, SessionCreate,
     SessionCreateParams, SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed,
     SessionHistory, SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend,
@@ -117,6 +118,12 @@ pub async fn run() -> Result<()> {
     .custom_method(SessionHistory::METHOD, Backend::dispatch::<SessionHistory>)
     .custom_method(SessionDestroy::METHOD, Backend::dispatch::<SessionDestroy>)
     .custom_method(SessionCancel::METHOD, Backend::dispatch::<SessionCancel>)
+    .custom_method(McpApprove::METHOD, Backend::dispatch::<McpApprove>)
+    .custom_method(McpRevoke::METHOD, Backend::dispatch::<McpRevoke>)
+    .custom_method(
+        <WorkspaceTrust as tower_lsp_server::ls_types::notification::Notification>::METHOD,
+        Backend::workspace_trust,
+    )
     .finish();
     let server =
         Server::new(stdin(), stdout::Stdout::open(), socket).concurrency_level(CONCURRENCY);
@@ -237,7 +244,9 @@ impl LanguageServer for Backend {
         }
         let servers = options.mcp_servers.unwrap_or_default();
         let model = options.model.unwrap_or_default();
-        let registry = Registry::start(self.client.clone(), home, workdir, servers, model);
+        let trusted = options.workspace_trusted.unwrap_or(true);
+        let registry =
+            Registry::start(self.client.clone(), home, workdir, servers, model, trusted);
         if self.registry.set(registry).is_err() {
             return Err(jsonrpc::Error::invalid_request());
         }
@@ -276,6 +285,18 @@ impl Backend {
             message: "server not initialized".into(),
             data: None,
         })
+    }
+
+    /// `wave/workspace/trust` (a notification): the IDE's trust in the project changed
+    /// (TRUST-9).
+    async fn workspace_trust(&self, params: Value) {
+        let params: WorkspaceTrustParams = match parse(params) {
+            Ok(params) => params,
+            Err(e) => return tracing::warn!("ignoring wave/workspace/trust: {}", e.message),
+        };
+        if let Some(registry) = self.registry.get() {
+            registry.set_trusted(params.trusted).await;
+        }
     }
 
     /// The one entry of every `wave/*` request: params parsed into the message's declared
@@ -327,6 +348,20 @@ impl Handles<McpLogout> for Backend {
     async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.logout(&params.name).await?)
+    }
+}
+
+impl Handles<McpApprove> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.approve(&params.name).await?)
+    }
+}
+
+impl Handles<McpRevoke> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<ServersSnapshot> {
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.revoke(&params.name).await?)
     }
 }
 

@@ -146,6 +146,8 @@ struct SessionOptions {
     home: PathBuf,
     servers: Map<String, Value>,
     model: ModelOptions,
+    /// The IDE does not trust the project (TRUST-9).
+    project_untrusted: bool,
 }
 
 /// One agent with its MCP servers, its publisher and its lifecycle.
@@ -184,6 +186,7 @@ impl Session {
             home,
             servers,
             model,
+            project_untrusted,
         } = options;
         let agent = Agent::create(AgentOptions {
             workdir: workdir.clone(),
@@ -195,6 +198,7 @@ impl Session {
                 ..ModelSettings::default()
             },
             home: Some(home.clone()),
+            project_untrusted,
             ..AgentOptions::default()
         });
         let (agent, no_agent, manager) = match agent {
@@ -208,6 +212,7 @@ impl Session {
                     workdir,
                     home: Some(home.clone()),
                     servers,
+                    project_untrusted,
                     ..ManagerOptions::default()
                 });
                 (None, Some(e.to_string()), manager)
@@ -283,7 +288,9 @@ impl Session {
 
     /// Whether a change of `path` may change this session's servers.
     fn depends_on(&self, path: &Path) -> bool {
-        path == self.project_config_path()
+        // The trust store: `wave-mcp approve` / `revoke` in a terminal (TRUST-3).
+        path == wave_mcp_manager::trust::trust_path(&self.home)
+            || path == self.project_config_path()
             || path == self.user_config_path()
             || path == self.home.join(".wave")
             || path.starts_with(self.home.join(".wave").join("plugins"))
@@ -296,7 +303,7 @@ impl Session {
     /// `wave/mcp/prompts`: live or cached prompts of the servers the settings files' permission
     /// rules allow (PRM-1).
     pub fn prompts(&self) -> McpPromptsResult {
-        let rules = wave_mcp_agent::permissions::settings_rules(self.workdir(), &self.home);
+        let rules = wave_mcp_agent::settings::settings_rules(self.workdir(), &self.home);
         let snapshot = self.manager.snapshot();
         McpPromptsResult {
             session_id: self.id.clone(),
@@ -306,7 +313,7 @@ impl Session {
 
     /// `wave/mcp/resources`: resources and templates of the allowed servers (PRM-3).
     pub fn resources(&self) -> McpResourcesResult {
-        let rules = wave_mcp_agent::permissions::settings_rules(self.workdir(), &self.home);
+        let rules = wave_mcp_agent::settings::settings_rules(self.workdir(), &self.home);
         let snapshot = self.manager.snapshot();
         let (resources, templates) = crate::catalog_view::resource_views(&snapshot, &rules);
         McpResourcesResult {
@@ -317,17 +324,52 @@ impl Session {
     }
 
     /// Connects and answers with the snapshot, also when the connect failed: the reason is the
-    /// row's `error` (UI-12). Only a name that is not configured is an error.
+    /// row's `error` (UI-12). Only a name that is not configured, or a project server the user
+    /// has not approved (TRUST-1), is an error.
     pub async fn connect(&self, name: &str) -> Result<ServersSnapshot, Failure> {
         match self.manager.connect(name).await {
             Ok(()) => {}
-            Err(e @ ManagerError::UnknownServer(_)) => {
-                return Err(Failure::new(ErrorKind::UnknownServer, e.to_string()));
-            }
-            Err(ManagerError::Destroyed) => return Err(Failure::unknown_session(&self.id)),
-            Err(e) => tracing::info!(session = %self.id, "{e}"),
+            Err(e) => self.failure(e)?,
         }
         Ok(self.servers().await)
+    }
+
+    /// `wave/mcp/approve`: approves the project server as written now and connects it; a
+    /// failed connect is the row's `error` (TRUST-3).
+    pub async fn approve(&self, name: &str) -> Result<ServersSnapshot, Failure> {
+        if let Err(e) = self.manager.approve(name).await {
+            self.failure(e)?;
+        }
+        self.connect(name).await
+    }
+
+    /// `wave/mcp/revoke`: disconnects the project server and forgets its approval (TRUST-3).
+    pub async fn revoke(&self, name: &str) -> Result<ServersSnapshot, Failure> {
+        if let Err(e) = self.manager.revoke(name).await {
+            self.failure(e)?;
+        }
+        Ok(self.servers().await)
+    }
+
+    /// The request failure a manager error is, or `Ok` for one that is only the row's state
+    /// (logged).
+    fn failure(&self, error: ManagerError) -> Result<(), Failure> {
+        let kind = match &error {
+            ManagerError::UnknownServer(_) | ManagerError::ApprovalNotNeeded(_) => {
+                ErrorKind::UnknownServer
+            }
+            ManagerError::NeedsApproval(_) => ErrorKind::NeedsApproval,
+            ManagerError::Untrusted(_) => ErrorKind::Untrusted,
+            ManagerError::Destroyed => return Err(Failure::unknown_session(&self.id)),
+            ManagerError::Trust { path, reason } => {
+                return Err(Failure::new(ErrorKind::Io, reason.clone()).with_path(path));
+            }
+            _ => {
+                tracing::info!(session = %self.id, "{error}");
+                return Ok(());
+            }
+        };
+        Err(Failure::new(kind, error.to_string()))
     }
 
     /// Disconnects and always answers with the latest snapshot: a missing entry, a failing or
@@ -586,6 +628,8 @@ pub struct Registry {
     workdir: PathBuf,
     servers: Map<String, Value>,
     model: ModelOptions,
+    /// The IDE trusts the project (TRUST-9); new sessions start with it.
+    trusted: std::sync::atomic::AtomicBool,
     inner: Mutex<Inner>,
     next_id: AtomicU64,
     watcher: ConfigWatcher,
@@ -600,6 +644,7 @@ impl Registry {
         workdir: PathBuf,
         servers: Map<String, Value>,
         model: ModelOptions,
+        trusted: bool,
     ) -> Arc<Registry> {
         let registry = Arc::new_cyclic(|weak: &Weak<Registry>| {
             let weak = weak.clone();
@@ -610,6 +655,7 @@ impl Registry {
                 workdir,
                 servers,
                 model,
+                trusted: trusted.into(),
                 inner: Mutex::new(Inner {
                     sessions: BTreeMap::new(),
                     reclaim: Vec::new(),
@@ -628,6 +674,7 @@ impl Registry {
             home: registry.home.clone(),
             servers: registry.servers.clone(),
             model: registry.model.clone(),
+            project_untrusted: !trusted,
         };
         if let Err(e) = registry.open(DEFAULT_SESSION_ID.into(), options) {
             tracing::error!("cannot open the default session: {}", e.message);
@@ -674,6 +721,7 @@ impl Registry {
             home: self.home.clone(),
             servers: params.mcp_servers.unwrap_or_else(|| self.servers.clone()),
             model: params.model.unwrap_or_else(|| self.model.clone()),
+            project_untrusted: !self.trusted.load(Ordering::SeqCst),
         };
         let id = format!("session-{}", self.next_id.fetch_add(1, Ordering::SeqCst));
         let session = self.open(id, options)?;
@@ -734,6 +782,16 @@ impl Registry {
         tracing::info!(session = %session.id, "reclaiming a session destroyed while reconfigured");
         session.teardown().await;
         self.lock().reclaim.retain(|s| !Arc::ptr_eq(s, session));
+    }
+
+    /// `wave/workspace/trust`: every session's project servers follow the IDE's trust
+    /// (TRUST-9).
+    pub async fn set_trusted(&self, trusted: bool) {
+        self.trusted.store(trusted, Ordering::SeqCst);
+        let sessions: Vec<Arc<Session>> = self.lock().sessions.values().cloned().collect();
+        for session in sessions {
+            session.manager.set_project_trusted(trusted).await;
+        }
     }
 
     /// `wave/mcp/delete`: removes the entry from its file, then reloads, so the server leaves

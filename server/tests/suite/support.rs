@@ -70,7 +70,14 @@ impl Sandbox {
             .count()
     }
 
+    /// Writes the project's `.mcp.json` and approves its servers as a user does (the CLI).
     pub fn write_project(&self, servers: Value) {
+        self.write_project_unapproved(servers);
+        self.approve_project();
+    }
+
+    /// Writes the project's `.mcp.json` as a cloned repository brings it: nothing approved.
+    pub fn write_project_unapproved(&self, servers: Value) {
         write_config(&self.workdir.join(".mcp.json"), servers);
     }
 
@@ -104,6 +111,7 @@ impl Sandbox {
                 max_delay: Duration::from_millis(400),
                 attempts: 5,
             },
+            project_untrusted: false,
         }
     }
 

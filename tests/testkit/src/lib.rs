@@ -167,6 +167,29 @@ impl SandboxDirs {
         processes_mentioning(&self.root.display().to_string())
     }
 
+    /// Approves every server of the workdir's `.mcp.json` as a user does: `wave-mcp approve NAME
+    /// --workdir <workdir>` with this sandbox's home (TRUST-1). Tests that need a project server
+    /// to run call it after writing the file; trust tests leave it out.
+    pub fn approve_project(&self) {
+        let path = self.workdir.join(".mcp.json");
+        let text = std::fs::read_to_string(&path).expect("the project's .mcp.json");
+        let config: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        let names = config["mcpServers"].as_object().cloned().unwrap_or_default();
+        for name in names.keys() {
+            let output = std::process::Command::new(binary("wave-mcp"))
+                .args(["approve", name, "--workdir"])
+                .arg(&self.workdir)
+                .env("HOME", &self.home)
+                .output()
+                .expect("wave-mcp approve");
+            assert!(
+                output.status.success(),
+                "wave-mcp approve {name}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+
     /// Waits (bounded) until no process of this sandbox is alive; panics naming the survivors.
     pub async fn assert_no_process_left(&self) {
         let gone = eventually(Duration::from_secs(10), || self.live_processes().is_empty()).await;

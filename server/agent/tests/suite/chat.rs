@@ -19,6 +19,10 @@ async fn chat_command_runs_turns_and_mcp_commands() {
         "a": sandbox.server("a", &["--tools", "echo", "--instructions", "A rules"]),
     } });
     std::fs::write(sandbox.workdir.join(".mcp.json"), config.to_string()).unwrap();
+    // The user approved the project's server and allows tool calls without asking (TRUST-1,
+    // TRUST-5): stdin is not a terminal to ask on.
+    sandbox.approve_project();
+    sandbox.write_settings(true, json!({ "permissions": { "defaultMode": "allow" } }));
 
     let mut chat = Command::new(wave_mcp());
     chat.args(["chat", "--workdir"])

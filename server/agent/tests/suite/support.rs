@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use wave_mcp_agent::announce::Marker;
 use wave_mcp_agent::{
-    Agent, AgentOptions, Message, ModelSettings, ReconnectPolicy, Status, Timeouts, ToolPoolMode,
+    Agent, AgentOptions, DefaultMode, Message, ModelSettings, PermissionRules, ReconnectPolicy,
+    Status, Timeouts, ToolPoolMode,
 };
 pub use wave_mcp_testkit::{
     FakeModel, HttpServer, Rng, Step, alive, assert_all_dead, binary, call, declared, eventually,
@@ -211,6 +212,11 @@ impl Sandbox {
                 initial_delay: Duration::from_millis(200),
                 max_delay: Duration::from_millis(200),
                 attempts: 20,
+            },
+            // The host pre-approves tool calls here; the consent tests (TRUST-5) set their own.
+            permissions: PermissionRules {
+                default_mode: Some(DefaultMode::Allow),
+                ..PermissionRules::default()
             },
             ..AgentOptions::default()
         }

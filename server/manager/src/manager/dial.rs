@@ -73,8 +73,9 @@ impl SharedState {
     /// Stores a fresh tool list for the current generation and records it in the cache.
     pub(super) fn install_tools(&self, state: &mut State, index: usize, tools: Vec<Tool>) {
         let name = state.slots[index].entry.name.clone();
+        let source = state.slots[index].entry.source;
         let mut taken = state.names_taken_except(&name);
-        let tools = to_mcp_tools(&name, tools, &mut taken);
+        let tools = to_mcp_tools(&name, source, tools, &mut taken);
         let slot = &mut state.slots[index];
         let Some(live) = slot.live.as_mut() else {
             return;
@@ -84,10 +85,17 @@ impl SharedState {
     }
 }
 
-fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> Vec<McpTool> {
+fn to_mcp_tools(
+    server: &str,
+    source: config::Source,
+    tools: Vec<Tool>,
+    taken: &mut HashSet<String>,
+) -> Vec<McpTool> {
     tools
         .into_iter()
         .map(|tool| {
+            // TRUST-6: the definition exactly as presented, before anything is cleaned.
+            let definition = crate::trust::definition_hash(&tool).into();
             let name = tool.name.to_string();
             let mut full_name = names::full_tool_name(server, &name);
             if !taken.insert(full_name.clone()) {
@@ -100,6 +108,10 @@ fn to_mcp_tools(server: &str, tools: Vec<Tool>, taken: &mut HashSet<String>) -> 
                 description: tool.description.map(|d| d.to_string()),
                 input_schema: Arc::new(names::clean_schema(&tool.input_schema)),
                 name,
+                title: tool.title,
+                annotations: tool.annotations,
+                definition,
+                source,
             }
         })
         .collect()

@@ -17,9 +17,12 @@ use crate::config::{self, ServerEntry};
 use crate::connection::Connection;
 use crate::names;
 use crate::switches::ToolSwitches;
+use crate::trust::{ServerApproval, TrustStore, TrustView};
 
 pub(super) struct State {
     pub(super) slots: Vec<Slot>,
+    /// Project entries waiting for the user's approval: listed, never dialed (TRUST-1).
+    pub(super) awaiting: Vec<Slot>,
     pub(super) destroyed: bool,
     pub(super) version: u64,
     pub(super) cache: CacheFile,
@@ -45,6 +48,8 @@ pub(super) struct Slot {
     /// While `reconnecting`: the dropped connection's tools and instructions (TOOL-7, INS-2).
     pub(super) retained: Option<Retained>,
     pub(super) dial: Option<InFlight>,
+    /// Set on a slot of [`State::awaiting`]: what approving it would run.
+    pub(super) approval: Option<ServerApproval>,
 }
 
 pub(super) struct Retained {
@@ -73,7 +78,36 @@ pub(super) struct InFlight {
 }
 
 impl Slot {
+    /// A project entry waiting for approval: `needs-approval` with `reason`, and nothing of it
+    /// expanded (no credential key: its `${VAR}`s stay unread, TRUST-1).
+    pub(super) fn awaiting(
+        entry: ServerEntry,
+        workdir: &Path,
+        approval: ServerApproval,
+        reason: String,
+    ) -> Slot {
+        let mut slot = Slot::unexpanded(entry, workdir);
+        slot.status = Status::NeedsApproval;
+        slot.error = Some(reason);
+        slot.approval = Some(approval);
+        slot
+    }
+
     pub(super) fn new(entry: ServerEntry, workdir: &Path) -> Slot {
+        let mut slot = Slot::unexpanded(entry, workdir);
+        slot.credential_key = slot
+            .entry
+            .config
+            .as_ref()
+            .ok()
+            .filter(|c| c.transport_label() != "stdio")
+            .and_then(|c| c.url.as_deref())
+            .and_then(|url| config::expand(url, &|var| std::env::var(var).ok()).ok())
+            .and_then(|url| auth::canonical_url(&url).ok());
+        slot
+    }
+
+    fn unexpanded(entry: ServerEntry, workdir: &Path) -> Slot {
         let fingerprint = entry.config.as_ref().ok().map(|c| {
             cache::fingerprint(&CacheKeyInput {
                 name: &entry.name,
@@ -91,18 +125,10 @@ impl Slot {
             Ok(_) => (Status::Disconnected, None),
             Err(e) => (Status::Error, Some(e.clone())),
         };
-        let credential_key = entry
-            .config
-            .as_ref()
-            .ok()
-            .filter(|c| c.transport_label() != "stdio")
-            .and_then(|c| c.url.as_deref())
-            .and_then(|url| config::expand(url, &|var| std::env::var(var).ok()).ok())
-            .and_then(|url| auth::canonical_url(&url).ok());
         Slot {
             entry,
             fingerprint,
-            credential_key,
+            credential_key: None,
             status,
             error,
             generation: 0,
@@ -111,6 +137,7 @@ impl Slot {
             live: None,
             retained: None,
             dial: None,
+            approval: None,
         }
     }
 
@@ -155,7 +182,24 @@ impl Slot {
         &self,
         cache: &CacheFile,
         signed_in: &HashSet<String>,
+        trust: &TrustView<'_>,
     ) -> ServerSnapshot {
+        // TRUST-6: tools allowed `always` for another definition than the live one.
+        let changed_definitions: HashSet<&str> = self
+            .live
+            .as_ref()
+            .map(|live| {
+                live.tools
+                    .iter()
+                    .filter(|t| {
+                        trust
+                            .tool_permission(&self.entry.name, &t.name)
+                            .is_some_and(|pinned| pinned != &*t.definition)
+                    })
+                    .map(|t| t.name.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
         let config = self.entry.config.as_ref().ok();
         let cached = match (&self.live, &self.retained, &self.fingerprint) {
             (None, None, Some(fingerprint)) => cache.lookup(&self.entry.name, fingerprint),
@@ -178,6 +222,7 @@ impl Slot {
                         full_name: t.full_name.clone(),
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
+                        definition_changed: changed_definitions.contains(t.name.as_str()),
                     })
                     .collect(),
                 Some(connected_at),
@@ -191,6 +236,7 @@ impl Slot {
                         full_name: names::full_tool_name(&self.entry.name, &t.name),
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
+                        definition_changed: false,
                     })
                     .collect(),
                 Some(entry.last_connected_at),
@@ -217,34 +263,50 @@ impl Slot {
                 .as_ref()
                 .is_some_and(|key| signed_in.contains(key)),
             catalog: self.catalog_view(cache),
+            approval: self.approval.clone(),
         }
     }
 }
 
 impl State {
+    /// The slot a name resolves to; a project entry waiting for approval is no slot to act on
+    /// ([`Error::NeedsApproval`]).
     pub(super) fn index_of(&self, name: &str) -> Result<usize, Error> {
-        self.slots
-            .iter()
-            .position(|s| s.entry.name == name)
-            .ok_or_else(|| Error::UnknownServer(name.to_string()))
-    }
-
-    pub(super) fn snapshot(&mut self) -> Snapshot {
-        self.version += 1;
-        Snapshot {
-            version: self.version,
-            servers: self
-                .slots
-                .iter()
-                .map(|s| s.snapshot(&self.cache, &self.signed_in))
-                .collect(),
+        if let Some(index) = self.slots.iter().position(|s| s.entry.name == name) {
+            return Ok(index);
+        }
+        match self.awaiting.iter().any(|s| s.entry.name == name) {
+            true => Err(Error::NeedsApproval(name.to_string())),
+            false => Err(Error::UnknownServer(name.to_string())),
         }
     }
 
-    /// `(server, fingerprint)` of every readable entry: what a cache writer keeps for this workdir.
+    /// Every slot's row, each project entry waiting for approval right after the server of the
+    /// same name it would replace, else at the end.
+    pub(super) fn snapshot(&mut self, trust: &TrustStore) -> Snapshot {
+        self.version += 1;
+        let trust = &trust.view();
+        let row = |s: &Slot| s.snapshot(&self.cache, &self.signed_in, trust);
+        let mut servers: Vec<ServerSnapshot> = self.slots.iter().map(row).collect();
+        for waiting in &self.awaiting {
+            let at = servers.iter().position(|s| s.name == waiting.entry.name);
+            match at {
+                Some(at) => servers.insert(at + 1, row(waiting)),
+                None => servers.push(row(waiting)),
+            }
+        }
+        Snapshot {
+            version: self.version,
+            servers,
+        }
+    }
+
+    /// `(server, fingerprint)` of every readable entry, waiting ones included (their cached
+    /// tools stay listed): what a cache writer keeps for this workdir.
     pub(super) fn configured(&self) -> Vec<(String, String)> {
         self.slots
             .iter()
+            .chain(&self.awaiting)
             .filter_map(|s| Some((s.entry.name.clone(), s.fingerprint.clone()?)))
             .collect()
     }

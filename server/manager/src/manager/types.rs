@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::Catalog;
 use crate::config::Source;
+use crate::trust::ServerApproval;
 
 /// Default time for spawn/dial + `initialize` + the first tool list.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -78,6 +79,9 @@ pub struct ManagerOptions {
     pub servers: Map<String, Value>,
     pub timeouts: Timeouts,
     pub reconnect: ReconnectPolicy,
+    /// The IDE does not trust the project (VS Code's Restricted Mode): no project server runs
+    /// or can be approved until [`McpManager::set_project_trusted`](super::McpManager::set_project_trusted) (TRUST-9).
+    pub project_untrusted: bool,
 }
 
 /// A server's connection state (LIFE-1).
@@ -92,6 +96,9 @@ pub enum Status {
     /// A remote server answered HTTP 401: it needs a sign-in (AUTH-1).
     #[serde(rename = "needs-auth")]
     NeedsAuth,
+    /// A project entry the user has not approved as written: nothing of it runs (TRUST-1).
+    #[serde(rename = "needs-approval")]
+    NeedsApproval,
 }
 
 impl Status {
@@ -103,6 +110,7 @@ impl Status {
             Status::Error => "error",
             Status::Disconnected => "disconnected",
             Status::NeedsAuth => "needs-auth",
+            Status::NeedsApproval => "needs-approval",
         }
     }
 }
@@ -115,10 +123,12 @@ pub struct ToolSummary {
     pub description: Option<String>,
     /// Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1).
     pub enabled: bool,
+    /// The user allowed this tool `always` for another definition than the live one (TRUST-6).
+    pub definition_changed: bool,
 }
 
 /// A callable tool of a live connection.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct McpTool {
     pub server: String,
     /// The server's own name for the tool.
@@ -128,6 +138,14 @@ pub struct McpTool {
     pub description: Option<String>,
     /// The input schema, cleaned for LLM APIs (TOOL-5).
     pub input_schema: Arc<Map<String, Value>>,
+    /// The server's `title` and `annotations` (hints shown when the user is asked, TRUST-5).
+    pub title: Option<String>,
+    pub annotations: Option<rmcp::model::ToolAnnotations>,
+    /// SHA-256 of the definition as the server presented it: what a permission pins (TRUST-6).
+    pub definition: Arc<str>,
+    /// The source of the server's entry: a project's `allow` rules cover only its own servers
+    /// (TRUST-2).
+    pub source: Source,
 }
 
 /// One server as lists show it. Config values are as written, never expanded (SEC-1).
@@ -155,6 +173,8 @@ pub struct ServerSnapshot {
     /// Prompts, resources and resource templates, live or cached (PRM-1, PRM-3); shared with
     /// the connection, so a snapshot does not copy them.
     pub catalog: Arc<Catalog>,
+    /// For `needs-approval`: what approving would run (TRUST-1, TRUST-3).
+    pub approval: Option<ServerApproval>,
 }
 
 /// Every server of a manager at one moment. `version` grows with every change.

@@ -57,7 +57,14 @@ pub fn events_of(sandbox: &SandboxDirs, pid: Option<u32>) -> Vec<String> {
 }
 
 /// `servers` as the project's `.mcp.json`.
+/// Writes the project's `.mcp.json` and approves its servers as a user does (the CLI).
 pub fn write_project(sandbox: &SandboxDirs, servers: Value) {
+    write_project_unapproved(sandbox, servers);
+    sandbox.approve_project();
+}
+
+/// Writes the project's `.mcp.json` as a cloned repository brings it: nothing approved.
+pub fn write_project_unapproved(sandbox: &SandboxDirs, servers: Value) {
     let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
     std::fs::write(sandbox.workdir.join(".mcp.json"), text).unwrap();
 }
@@ -84,6 +91,7 @@ pub fn manager_with_grace(sandbox: &SandboxDirs, grace: Duration) -> McpManager 
             max_delay: Duration::from_millis(400),
             attempts: 3,
         },
+        project_untrusted: false,
     })
 }
 

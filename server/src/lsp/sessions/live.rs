@@ -27,6 +27,12 @@ impl Session {
         let hooks = TurnHooks {
             events: Some(events),
             cancel,
+            // TRUST-3, TRUST-5: the chat page approves servers and confirms tool calls.
+            consent: Some(std::sync::Arc::new(super::super::consent::TurnConsent {
+                client: self.publisher.client.clone(),
+                session_id: self.id.clone(),
+                turn,
+            })),
         };
         let running = async {
             let mut agent = agent.lock().await;

@@ -273,6 +273,7 @@ impl Lane {
                 shutdown_grace: Duration::from_millis(50),
             },
             reconnect: ReconnectPolicy::default(),
+            project_untrusted: false,
         });
         let result = self.steps(&manager, seed, &sequence, &pids, &marker).await;
         // Whatever happened: the teardown must leave nothing running.

@@ -339,8 +339,8 @@ async fn prm_1_python_denied_server_is_not_usable() {
     let model = FakeModel::start(vec![]).await;
     let mut agent = Agent::create(AgentOptions {
         permissions: PermissionRules {
-            allow: Vec::new(),
             deny: vec!["mcp__py__*".into()],
+            ..PermissionRules::default()
         },
         ..agent_options(
             &sandbox,
