@@ -101,7 +101,9 @@ export class ChatPage {
     const elicitRoot = h("div", { class: "chat-elicit", id: "chat-elicit" });
     this.elicit = new ElicitDialog(elicitRoot, lang);
     const consentRoot = h("div", { class: "chat-consent", id: "chat-consent" });
-    this.consent = new ConsentCards(consentRoot, lang);
+    this.consent = new ConsentCards(consentRoot, lang, () => {
+      if (this.consent) this.render();
+    });
     root.replaceChildren(
       toolbar,
       this.log,
@@ -308,6 +310,10 @@ export class ChatPage {
   private progressEl(callId: string, name: string): HTMLElement {
     const p = this.live.progress.get(callId);
     const share = p ? fraction(p) : undefined;
+    // TRUST-5: a call whose confirmation card is open has not started: it waits for the user.
+    if (this.consent.waitingCalls(this.state.sessionId).has(callId)) {
+      return h("div", { class: "tool-running tool-waiting", "data-call": callId }, h("span", { class: "tool-progress-text" }, t(this.lang, "toolWaitingForYou", { name })));
+    }
     const label = p?.message ?? t(this.lang, "toolRunning", { name });
     if (share !== undefined) {
       return h(

@@ -68,11 +68,20 @@ export class ConsentCards {
   private cards: Card[] = [];
   private nextKey = 1;
 
+  /** `changed` is called after cards opened or closed (the chat marks calls waiting for an answer). */
   constructor(
     private readonly root: HTMLElement,
     private readonly lang: Lang,
+    private readonly changed: () => void = () => undefined,
   ) {
     this.render();
+  }
+
+  /** The tool calls (`toolCallId`) of `sessionId` whose confirmation card is open. */
+  waitingCalls(sessionId: string): Set<string> {
+    return new Set(
+      this.cards.flatMap((c) => (c.kind === "confirm" && c.params.sessionId === sessionId ? [c.params.toolCallId] : [])),
+    );
   }
 
   /** `wave/session/approveServers`: resolves with the names the user approved. */
@@ -123,6 +132,7 @@ export class ConsentCards {
   private render(): void {
     this.root.hidden = this.cards.length === 0;
     this.root.replaceChildren(...this.cards.map((c) => (c.kind === "approve" ? this.approveCard(c) : this.confirmCard(c))));
+    this.changed();
   }
 
   private approveCard(card: Extract<Card, { kind: "approve" }>): HTMLElement {

@@ -513,7 +513,10 @@ export class SettingsPage {
           ),
           server.signedIn ? h("span", { class: "badge signed-in" }, L("signedIn")) : null,
         ),
-        h("div", { class: "endpoint", title: endpointText(server) }, endpointText(server)),
+        // A row waiting for approval shows its whole command line below, as approving runs it.
+        server.status === "needs-approval" && server.approval
+          ? null
+          : h("div", { class: "endpoint", title: endpointText(server) }, endpointText(server)),
         h(
           "div",
           { class: "tools-line" },
