@@ -56,10 +56,17 @@ const HOST_HTML = `<!DOCTYPE html>
 
 const INTRUDER_HTML = `<!DOCTYPE html><html><body>intruder</body></html>`;
 
-/** In the page's frame (a VS Code webview): `acquireVsCodeApi` posts to the parent, as VS Code's does. */
+/**
+ * In the page's frame, as VS Code's webview script does: `acquireVsCodeApi` posts to the host
+ * frame, and `window.parent` / `window.top` become the page itself (frameElement null).
+ */
 function webviewApi() {
   if (window.name === "webview") {
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.parent.postMessage({ fromWebview: m }, window.origin) });
+    const host = window.parent;
+    window.acquireVsCodeApi = () => ({ postMessage: (m) => host.postMessage({ fromWebview: m }, window.origin) });
+    window.parent = window;
+    window.top = window;
+    window.frameElement = null;
   }
 }
 
@@ -110,6 +117,7 @@ describe("TRUST-8: the VS Code bridge takes messages only from its host frame", 
         frame.evaluate(
           ([m, t]) => {
             const w = t === "self" ? window : window.parent.frames["webview"];
+            if (!w || w === window && t !== "self") throw new Error("no webview frame to post to");
             w.postMessage(m, "*");
           },
           [message, target],

@@ -13,16 +13,22 @@ import { snap } from "./fixtures";
 function fakeWindow(): BridgeWindow & {
   fire(data: unknown): void;
   fireFrom(data: unknown, source: unknown, origin: string | undefined): void;
+  host: { length: number; [i: number]: unknown };
+  parent: unknown;
 } {
   const listeners: ((e: { data: unknown; source?: unknown; origin?: string }) => void)[] = [];
-  const parent = { name: "webview host frame" };
-  return {
-    parent,
+  const win = {
+    // VS Code sets a webview page's `parent` to the page itself.
+    parent: undefined as unknown,
     origin: "vscode-webview://abc",
-    addEventListener: (_type, l) => listeners.push(l),
-    fire: (data) => listeners.forEach((l) => l({ data, source: parent, origin: "vscode-webview://abc" })),
-    fireFrom: (data, source, origin) => listeners.forEach((l) => l({ data, source, origin })),
+    addEventListener: (_type: "message", l: (e: { data: unknown; source?: unknown; origin?: string }) => void) => listeners.push(l),
+    fire: (data: unknown) => listeners.forEach((l) => l({ data, source: host, origin: "vscode-webview://abc" })),
+    fireFrom: (data: unknown, source: unknown, origin: string | undefined) => listeners.forEach((l) => l({ data, source, origin })),
   };
+  win.parent = win;
+  // The host frame: the page is one of its frames (the next page may load beside it).
+  const host: { length: number; [i: number]: unknown } = { length: 2, 0: { name: "the next page" }, 1: win };
+  return Object.assign(win, { host });
 }
 
 describe("bridges", () => {
@@ -118,17 +124,21 @@ describe("bridges", () => {
       return { approved: [] } as never;
     });
     const pending = bridge.request("wave/mcp/servers", {});
-    const iframe = { name: "an iframe of the page" };
+    const iframe = { name: "an iframe of the page", length: 0 };
+    const sibling = { name: "a sibling frame", length: 0 };
+    const elsewhere = { name: "a window holding other frames", length: 1, 0: { name: "another page" } };
     const forgedAnswer = { kind: "response", id: 1, result: snap(99, []) };
     const forgedAsk = { kind: "push", method: "wave/session/approveServers", params: { sessionId: "default", servers: [] }, id: 5 };
     const forgedPush = { kind: "push", method: "wave/mcp/serversChanged", params: snap(98, []) };
     for (const data of [forgedAnswer, forgedAsk, forgedPush]) {
-      win.fireFrom(data, iframe, "vscode-webview://abc"); // another frame of the same origin
-      win.fireFrom(data, win.parent, "https://evil.example"); // the right window, another origin
+      win.fireFrom(data, iframe, "vscode-webview://abc"); // a frame of the page, same origin
+      win.fireFrom(data, sibling, "vscode-webview://abc"); // a sibling frame, same origin
+      win.fireFrom(data, elsewhere, "vscode-webview://abc"); // a window that does not hold the page
+      win.fireFrom(data, win.host, "https://evil.example"); // the right window, another origin
       win.fireFrom(data, win, "vscode-webview://abc"); // the page's own window
       win.fireFrom(data, undefined, undefined);
     }
-    win.fireFrom({ kind: "push", method: 42, params: {} }, win.parent, "vscode-webview://abc"); // malformed
+    win.fireFrom({ kind: "push", method: 42, params: {} }, win.host, "vscode-webview://abc"); // malformed
     await new Promise((r) => setTimeout(r, 0));
     expect(pushes).toEqual([]);
     expect(answered).toEqual([]);
@@ -136,13 +146,13 @@ describe("bridges", () => {
     // The host's own answer still arrives.
     win.fire({ kind: "response", id: 1, result: snap(3, []) });
     await expect(pending).resolves.toEqual(snap(3, []));
-    // A page that is not in a frame (parent is itself) trusts no message.
-    const top = fakeWindow() as BridgeWindow & { fireFrom(d: unknown, s: unknown, o: string): void };
-    Object.defineProperty(top, "parent", { value: top });
-    const lonely = createVsCodeBridge(top, { postMessage: () => undefined });
+    // A page whose origin is opaque ("null") trusts no message.
+    const opaque = fakeWindow();
+    Object.defineProperty(opaque, "origin", { value: "null" });
+    const lonely = createVsCodeBridge(opaque, { postMessage: () => undefined });
     const seen: unknown[] = [];
     lonely.onPush((m) => seen.push(m));
-    top.fireFrom(forgedPush, top, "vscode-webview://abc");
+    opaque.fireFrom(forgedPush, opaque.host, "null");
     expect(seen).toEqual([]);
   });
 

@@ -6,11 +6,12 @@
 //   for pushes (through `executeJavaScript`).
 //
 // TRUST-8: the page believes only its own host. The VS Code adapter takes a `message` event only
-// when it comes from the webview's host frame (`event.source` is the page's parent, which relays
-// the extension's messages with `postMessage(message, window.origin)`) and carries the page's own
-// origin; a message from any other frame or window (an iframe, another tab, the page itself) is
-// dropped, so no one else can answer a request, push a notification or answer a question
-// (`wave/session/approveServers`, `wave/session/confirmTool`) in the host's name. The JCEF
+// when it comes from the webview's host frame, the window that contains the page as one of its
+// frames (it relays the extension's messages with `postMessage(message, window.origin)`; VS Code
+// sets the page's `window.parent` to the page itself, so the sender is asked, not `parent`), and
+// carries the page's own origin. A message from any other frame or window (an iframe, another
+// tab, the page itself) is dropped, so no one else can answer a request, push a notification or
+// answer a question (`wave/session/approveServers`, `wave/session/confirmTool`) in the host's name. The JCEF
 // adapter takes no `message` events at all: its host calls `window.waveReceive` through
 // `executeJavaScript`, and the page's CSP (`frame-src 'none'`) lets no frame in that could reach it.
 
@@ -50,6 +51,14 @@ export interface VsCodeApi {
   postMessage(message: unknown): void;
 }
 
+/** What the bridge may ask of the window that posted a message (cross-origin readable). */
+export interface SenderWindow {
+  /** How many frames it has. */
+  readonly length: number;
+  /** Its frames, by index. */
+  readonly [index: number]: unknown;
+}
+
 /** What the adapters read of a `message` event. */
 export interface BridgeMessageEvent {
   data: unknown;
@@ -62,8 +71,6 @@ export interface BridgeMessageEvent {
 /** The parts of `window` the adapters touch (a fake in tests). */
 export interface BridgeWindow {
   addEventListener(type: "message", listener: (event: BridgeMessageEvent) => void): void;
-  /** The host frame of a VS Code webview (the page runs in an iframe of it). */
-  readonly parent?: unknown;
   /** The page's own origin (`window.origin`). */
   readonly origin?: string;
   acquireVsCodeApi?: () => VsCodeApi;
@@ -118,16 +125,32 @@ function errorOf(payload: HostErrorPayload | undefined): HostError {
   return new HostError(payload ?? { message: "unknown error" });
 }
 
+/** Frames a host frame may have (VS Code's has the page's frame and, briefly, the next one). */
+const MAX_HOST_FRAMES = 16;
+
 /**
- * TRUST-8: a `message` event from the VS Code webview's host: posted by the page's parent frame,
- * from the page's own origin. A page without a parent (`parent` is itself, or missing) takes
- * nothing.
+ * TRUST-8: a `message` event from the VS Code webview's host: posted, from the page's own origin,
+ * by the window that holds this page as one of its frames (its parent). Not the page itself, not
+ * a frame of its own, not a sibling, not another origin. A page in no frame takes nothing.
  */
 export function fromVsCodeHost(win: BridgeWindow, event: BridgeMessageEvent): boolean {
-  const parent = win.parent;
-  if (parent === undefined || parent === null || parent === win) return false;
-  if (event.source !== parent) return false;
-  return typeof win.origin === "string" && win.origin !== "null" && event.origin === win.origin;
+  if (typeof win.origin !== "string" || win.origin === "null" || event.origin !== win.origin) return false;
+  const source = event.source as SenderWindow | null | undefined;
+  if (source === null || source === undefined || (source as unknown) === win) return false;
+  let frames: number;
+  try {
+    frames = Math.min(Number(source.length) || 0, MAX_HOST_FRAMES);
+  } catch {
+    return false;
+  }
+  for (let i = 0; i < frames; i++) {
+    try {
+      if (source[i] === win) return true;
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
 
 export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridge {
