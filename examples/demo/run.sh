@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the bundled demo (offline): list the servers (nothing starts), connect the
-# stdio demo server to list its tools and call one, do the same over Streamable HTTP, then list
-# again (the tools now come from the snapshot cache, marked as such).
+# The main job on the bundled demo (offline): list the servers (nothing starts; the project's
+# servers wait for your approval), see that an unapproved server does not run, approve both,
+# connect the stdio demo server to list its tools and call one, do the same over Streamable HTTP,
+# then list again (the tools now come from the snapshot cache, marked as such) and revoke the
+# approvals.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --quiet -p wave-mcp -p wave-mcp-test-server --bins
@@ -15,6 +17,12 @@ run() {
 }
 
 run servers --workdir "$demo"
+# Not approved: nothing of it runs (without a terminal to ask on, one line says what to do).
+echo "\$ wave-mcp tools demo --workdir $demo </dev/null"
+"$wave" tools demo --workdir "$demo" </dev/null || true
+echo
+run approve demo --workdir "$demo"
+run approve demo-http --workdir "$demo"
 run tools demo --workdir "$demo"
 run call demo echo '{"text": "hello from wave-mcp"}' --workdir "$demo"
 
@@ -29,3 +37,5 @@ export DEMO_HTTP_PORT
 run call demo-http add '{"a": 2, "b": 40}' --workdir "$demo"
 
 run servers --workdir "$demo"
+run revoke demo --workdir "$demo"
+run revoke demo-http --workdir "$demo"

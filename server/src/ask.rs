@@ -3,6 +3,8 @@
 //! terminal, declined otherwise. A form is asked field by field (title, description, choices,
 //! default, required mark), each answer checked against its property and asked again when it
 //! does not fit; a URL is shown with its host and opened only after the user accepts.
+//! Everything is written through [`TerminalSafe`]: the message, URL, titles, descriptions and
+//! choices are the server's text, and no escape sequence of its reaches the terminal (TRUST-7).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
@@ -10,6 +12,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use wave_mcp_manager::elicitation::{check_property, enum_values, url_host};
+use wave_mcp_manager::inert::terminal_safe;
 use wave_mcp_manager::{Elicitation, ElicitationAnswer, ElicitationKind, Elicitor};
 
 /// Asks on the terminal.
@@ -30,14 +33,15 @@ impl Elicitor for TerminalElicitor {
             if !std::io::stdin().is_terminal() {
                 eprintln!(
                     "MCP server \"{}\" asks: {} (declined: stdin is not a terminal)",
-                    request.server, request.message
+                    request.server,
+                    terminal_safe(&request.message)
                 );
                 return ElicitationAnswer::decline();
             }
             let asked = tokio::task::spawn_blocking(move || {
                 let stdin = std::io::stdin();
                 let mut input = stdin.lock();
-                let mut output = std::io::stderr();
+                let mut output = TerminalSafe(std::io::stderr());
                 ask(&request, &mut input, &mut output)
             })
             .await;
@@ -51,6 +55,22 @@ impl Elicitor for TerminalElicitor {
     fn completed(&self, server: &str, _elicitation_id: &str) -> BoxFuture<'static, ()> {
         eprintln!("MCP server \"{server}\": the page you opened is done");
         Box::pin(async {})
+    }
+}
+
+/// A terminal writer that shows control characters escaped (TRUST-7). Formatting hands it
+/// whole `str` pieces, so a character is never split between two writes.
+struct TerminalSafe<W>(W);
+
+impl<W: Write> Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(terminal_safe(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -326,6 +346,36 @@ mod tests {
         assert!(shown.contains("valid email"), "{shown}");
         assert!(shown.contains("at least 1"), "{shown}");
         assert!(shown.contains("2) Manager"), "{shown}");
+    }
+
+    /// TRUST-7: a hostile question (window title, cleared screen, clipboard write, C1 CSI in
+    /// the message, a title, a description and a choice) reaches the terminal escaped.
+    #[test]
+    fn trust_7_terminal_questions_print_no_control_sequence() {
+        const HOSTILE: &str =
+            "\u{1b}]0;PWNED-TITLE\u{7}\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}\u{9b}31m";
+        let mut request = form(json!({
+            "type": "object",
+            "properties": {
+                "x": {"type": "string", "title": HOSTILE, "description": HOSTILE,
+                      "enum": ["a"], "enumNames": [HOSTILE]},
+            },
+        }));
+        request.message = format!("tell me{HOSTILE}");
+        let mut output = TerminalSafe(Vec::new());
+        ask(&request, &mut "a\n1\n".as_bytes(), &mut output).expect("answered");
+        let bytes = output.0;
+        let shown = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            !bytes.contains(&0x1b) && !bytes.contains(&0x07),
+            "{shown:?}"
+        );
+        assert!(!shown.contains('\u{9b}'), "{shown:?}");
+        assert!(
+            shown.contains("tell me\\x1b]0;PWNED-TITLE\\x07"),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\u{9b}31m"), "{shown:?}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The command line: `servers`, `tools`, `call`, `login`, `logout`, `approve`, `revoke` and
-//! `chat`, and `lsp` (the IDE sidecar).
+//! `chat`, and `lsp` (the IDE sidecar). Server text is printed through `terminal_safe`, `--json`
+//! output through `json_safe` (serde_json leaves DEL and C1 controls raw) (TRUST-7).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use serde_json::{Map, Value, json};
+use wave_mcp_manager::inert::{json_safe, terminal_safe as safe};
 use wave_mcp_manager::{
     ManagerOptions, McpManager, McpTool, ServerSnapshot, UrlOpener, result_text,
 };
@@ -198,7 +200,7 @@ fn servers(common: Common) -> Result<()> {
     let snapshot = manager.snapshot();
     if common.json {
         let views: Vec<_> = snapshot.servers.iter().map(server_view).collect();
-        println!("{}", serde_json::to_string_pretty(&views)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&views)?));
         return Ok(());
     }
     if snapshot.servers.is_empty() {
@@ -245,7 +247,7 @@ fn print_server(server: &ServerSnapshot) {
         println!("  config:  {}", path.display());
     }
     if let Some(error) = &server.error {
-        println!("  error:   {error}");
+        println!("  error:   {}", safe(error));
     }
     let origin = match (server.tools_from_cache, server.last_connected_at) {
         (true, Some(at)) => format!(
@@ -401,11 +403,11 @@ async fn tools(server: &str, common: Common) -> Result<()> {
             "instructions": snapshot.instructions,
             "tools": tools,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&out)?));
         return Ok(());
     }
     match &snapshot.instructions {
-        Some(text) => println!("instructions of {server}:\n{text}\n"),
+        Some(text) => println!("instructions of {server}:\n{}\n", safe(text)),
         None => println!("{server} gives no instructions\n"),
     }
     println!("{} tools:", tools.len());
@@ -413,9 +415,10 @@ async fn tools(server: &str, common: Common) -> Result<()> {
         let off = if *enabled { "" } else { "  (switched off)" };
         println!("\n{}{off}", tool.full_name);
         if let Some(description) = &tool.description {
-            println!("  {description}");
+            println!("  {}", safe(description));
         }
-        println!("  input: {}", Value::Object((*tool.input_schema).clone()));
+        let input = Value::Object((*tool.input_schema).clone()).to_string();
+        println!("  input: {}", safe(&input));
     }
     Ok(())
 }
@@ -457,9 +460,9 @@ async fn call(server: &str, tool: &str, arguments: Option<&str>, common: Common)
     manager.cleanup().await;
     let result = result?;
     if common.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&result)?));
     } else {
-        println!("{}", result_text(&result));
+        println!("{}", safe(&result_text(&result)));
     }
     if result.is_error == Some(true) {
         bail!(
@@ -496,7 +499,7 @@ async fn call_connected(
         progress: Some(std::sync::Arc::new(|p: wave_mcp_manager::Progress| {
             let of = p.total.map(|t| format!("/{t}")).unwrap_or_default();
             let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
-            eprintln!("progress: {}{of}{message}", p.progress);
+            eprintln!("progress: {}{of}{}", p.progress, safe(&message));
         })),
         cancel: Some(cancel),
     };

@@ -1,8 +1,10 @@
 //! `wave-mcp prompts NAME` and `wave-mcp resources NAME`: connect one server, list its prompts
 //! (with their arguments) or its resources and resource templates, then shut it down. A server
 //! the permission rules of the settings files deny is refused, as in the chat (PRM-1, PRM-3).
+//! What the server wrote is printed through `terminal_safe` (TRUST-7).
 
 use anyhow::{Result, anyhow, bail};
+use wave_mcp_manager::inert::{json_safe, terminal_safe as safe};
 use wave_mcp_manager::{McpManager, Snapshot};
 
 use crate::catalog_view::{prompt_views, resource_views};
@@ -29,7 +31,7 @@ pub async fn prompts(manager: &McpManager, server: &str, json: bool) -> Result<(
     let snapshot = listed(manager, server).await?;
     let prompts = prompt_views(&snapshot, &Default::default());
     if json {
-        println!("{}", serde_json::to_string_pretty(&prompts)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&prompts)?));
         return Ok(());
     }
     println!("{} prompts:", prompts.len());
@@ -41,14 +43,15 @@ pub async fn prompts(manager: &McpManager, server: &str, json: bool) -> Result<(
                 false => usage.push_str(&format!(" [{}]", argument.name)),
             }
         }
-        println!("\n{usage}");
+        println!("\n{}", safe(&usage));
         if let Some(description) = &prompt.description {
-            println!("  {description}");
+            println!("  {}", safe(description));
         }
         for argument in &prompt.arguments {
             let required = if argument.required { ", required" } else { "" };
             let description = argument.description.as_deref().unwrap_or("");
-            println!("  {}{required}: {description}", argument.name);
+            let line = format!("{}{required}: {description}", argument.name);
+            println!("  {}", safe(&line));
         }
     }
     Ok(())
@@ -59,7 +62,7 @@ pub async fn resources(manager: &McpManager, server: &str, json: bool) -> Result
     let (resources, templates) = resource_views(&snapshot, &Default::default());
     if json {
         let value = serde_json::json!({ "resources": resources, "templates": templates });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&value)?));
         return Ok(());
     }
     println!("{} resources:", resources.len());
@@ -69,14 +72,16 @@ pub async fn resources(manager: &McpManager, server: &str, json: bool) -> Result
             .as_deref()
             .map(|m| format!("  ({m})"))
             .unwrap_or_default();
-        println!(
-            "  @{}:{}  {}{mime}",
+        let line = format!(
+            "@{}:{}  {}{mime}",
             resource.server, resource.uri, resource.name
         );
+        println!("  {}", safe(&line));
     }
     println!("{} resource templates:", templates.len());
     for template in &templates {
-        println!("  {}  {}", template.uri_template, template.name);
+        let line = format!("{}  {}", template.uri_template, template.name);
+        println!("  {}", safe(&line));
     }
     Ok(())
 }

@@ -32,7 +32,13 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", one_line(&format!("{e:#}")));
+            // The reason may quote a server (its error, its stderr): no escape sequence of its
+            // reaches the terminal (TRUST-7).
+            let message = one_line(&format!("{e:#}"));
+            eprintln!(
+                "error: {}",
+                wave_mcp_manager::inert::terminal_safe(&message)
+            );
             ExitCode::FAILURE
         }
     }

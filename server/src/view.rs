@@ -56,7 +56,7 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
                 description: t.description.clone(),
                 enabled: t.enabled,
                 definition_changed: t.definition_changed,
-                hidden_text: false,
+                hidden_text: t.hidden_text,
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,

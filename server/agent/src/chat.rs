@@ -5,12 +5,15 @@
 //! at the prompt, quits (LONG-3).
 //! A server's prompt (`/mcp__<server>__<prompt> ARGS`) and resource mentions (`@<server>:<uri>`)
 //! are expanded by the agent like every other message's (PRM-2, PRM-3).
+//! Everything a server or the model wrote is printed through `terminal_safe`: control
+//! characters show escaped, so no escape sequence reaches the terminal (TRUST-7).
 
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
+use wave_mcp_manager::inert::terminal_safe as safe;
 
 use crate::agent::Agent;
 use crate::consent::Consent;
@@ -97,7 +100,7 @@ where
 fn print_servers<W: Write>(agent: &Agent, out: &mut W) -> io::Result<()> {
     let servers = match agent.get_mcp_servers() {
         Ok(servers) => servers,
-        Err(e) => return writeln!(out, "error: {e}"),
+        Err(e) => return writeln!(out, "error: {}", safe(&e.to_string())),
     };
     if servers.is_empty() {
         return writeln!(
@@ -120,7 +123,7 @@ fn print_servers<W: Write>(agent: &Agent, out: &mut W) -> io::Result<()> {
             server.tools.len()
         )?;
         if let Some(error) = &server.error {
-            writeln!(out, "  error: {error}")?;
+            writeln!(out, "  error: {}", safe(error))?;
         }
     }
     Ok(())
@@ -133,8 +136,8 @@ fn print_action<W: Write>(
     result: Result<(), crate::AgentError>,
 ) -> io::Result<()> {
     match result {
-        Ok(()) => writeln!(out, "{done} {name}"),
-        Err(e) => writeln!(out, "error: {e}"),
+        Ok(()) => writeln!(out, "{done} {}", safe(name)),
+        Err(e) => writeln!(out, "error: {}", safe(&e.to_string())),
     }
 }
 
@@ -186,7 +189,7 @@ async fn run_turn<W: Write>(
     match result {
         Ok(report) if report.cancelled => writeln!(out, "(turn stopped)")?,
         Ok(_) => {}
-        Err(e) => writeln!(out, "error: {e}")?,
+        Err(e) => writeln!(out, "error: {}", safe(&e.to_string()))?,
     }
     Ok(Ended::Done)
 }
@@ -203,7 +206,7 @@ impl Printer {
         match event {
             TurnEvent::Delta(text) => {
                 self.in_text = true;
-                write!(out, "{text}")?;
+                write!(out, "{}", safe(&text))?;
             }
             TurnEvent::Message(message) => self.message(out, &message)?,
             TurnEvent::Progress {
@@ -215,7 +218,7 @@ impl Printer {
                 self.end_text(out)?;
                 let of = total.map(|t| format!("/{t}")).unwrap_or_default();
                 let message = message.map(|m| format!(" {m}")).unwrap_or_default();
-                writeln!(out, "progress: {progress}{of}{message}")?;
+                writeln!(out, "progress: {progress}{of}{}", safe(&message))?;
             }
         }
         out.flush()
@@ -234,7 +237,8 @@ impl Printer {
             Role::Assistant => {
                 self.end_text(out)?;
                 for call in &message.tool_calls {
-                    writeln!(out, "tool call: {} {}", call.name, call.arguments)?;
+                    let call = format!("{} {}", call.name, call.arguments);
+                    writeln!(out, "tool call: {}", safe(&call))?;
                 }
                 Ok(())
             }
@@ -247,7 +251,7 @@ impl Printer {
                 let lines: Vec<&str> = message.content.lines().collect();
                 writeln!(out, "{label}:")?;
                 for line in lines.iter().take(RESULT_LINES) {
-                    writeln!(out, "  {line}")?;
+                    writeln!(out, "  {}", safe(line))?;
                 }
                 if lines.len() > RESULT_LINES {
                     writeln!(out, "  …({} more lines)", lines.len() - RESULT_LINES)?;

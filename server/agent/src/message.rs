@@ -106,14 +106,16 @@ impl Message {
         }
     }
 
-    /// The result of one tool call.
+    /// The result of one tool call. Every tool message passes here, results, errors and Exec
+    /// output alike: hidden characters a server put in them never reach the model (TRUST-7).
     pub fn tool(call: &ToolCall, outcome: &crate::ToolOutcome) -> Message {
+        let (text, _) = wave_mcp_manager::inert::strip_hidden(&outcome.text);
         Message {
             tool_call_id: Some(call.id.clone()),
             tool_name: Some(call.name.clone()),
             is_error: outcome.is_error,
             images: outcome.images.clone(),
-            ..Message::new(Role::Tool, outcome.text.clone())
+            ..Message::new(Role::Tool, text.into_owned())
         }
     }
 }

@@ -4,6 +4,10 @@
 //! they are added; compaction and rewind rewrite the whole file. Write failures are reported to
 //! the caller, which logs them: a transcript that cannot be written never stops a turn, nor
 //! MCP teardown (LIFE-8).
+//!
+//! A transcript holds the conversation, tool results included: the file is 0600 and its
+//! directory 0700, and an existing file or directory with a looser mode is tightened when it
+//! is written (TRUST-8).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -57,10 +61,9 @@ impl Transcript {
     /// Appends messages at the end of the file.
     pub(crate) fn append(&self, messages: &[Message]) -> io::Result<()> {
         self.ensure_dir()?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?;
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        let mut file = open_private(&self.path, &mut options)?;
         file.write_all(lines(messages)?.as_bytes())?;
         file.flush()
     }
@@ -71,16 +74,43 @@ impl Transcript {
         let mut tmp = self.path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        fs::write(&tmp, lines(messages)?)?;
+        let mut options = OpenOptions::new();
+        options.create(true).write(true).truncate(true);
+        open_private(&tmp, &mut options)?.write_all(lines(messages)?.as_bytes())?;
         fs::rename(&tmp, &self.path)
     }
 
+    /// Creates the sessions directory (0700), or tightens an existing one to 0700.
     fn ensure_dir(&self) -> io::Result<()> {
-        match self.path.parent() {
-            Some(dir) => fs::create_dir_all(dir),
-            None => Ok(()),
+        let Some(dir) = self.path.parent() else {
+            return Ok(());
+        };
+        fs::create_dir_all(dir)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if fs::metadata(dir)?.permissions().mode() & 0o777 != 0o700 {
+                fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens `path` with `options`, created 0600, and an existing file with another mode set to
+/// 0600 through the open handle.
+fn open_private(path: &Path, options: &mut OpenOptions) -> io::Result<fs::File> {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    let file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if file.metadata()?.permissions().mode() & 0o777 != 0o600 {
+            file.set_permissions(fs::Permissions::from_mode(0o600))?;
         }
     }
+    Ok(file)
 }
 
 fn lines(messages: &[Message]) -> io::Result<String> {

@@ -98,6 +98,9 @@ fn hex(bytes: &[u8]) -> String {
 pub struct CachedTool {
     pub name: String,
     pub description: Option<String>,
+    /// The server's text for the tool had hidden characters (TRUST-7); absent when it had none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden_text: bool,
 }
 
 /// One prompt of a snapshot.
@@ -341,6 +344,7 @@ mod tests {
                 .map(|t| CachedTool {
                     name: (*t).into(),
                     description: Some(format!("does {t}")),
+                    hidden_text: false,
                 })
                 .collect(),
             last_connected_at: Utc::now(),

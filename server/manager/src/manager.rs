@@ -135,6 +135,7 @@ impl McpManager {
         let mut state = State {
             slots,
             awaiting: arranged.awaiting,
+            resume: HashSet::new(),
             destroyed: false,
             version: 0,
             cache,
@@ -716,6 +717,30 @@ impl McpManager {
         Ok(())
     }
 
+    /// The user edits an approved project entry through the host (a tool switch, BUD-2): the
+    /// approval moves to the edited form, `edited` (the entry's new JSON), before the file is
+    /// written, so the connection stays. An entry that is not approved stays unapproved.
+    pub fn keep_approval_for_edit(&self, name: &str, edited: &Value) -> Result<(), Error> {
+        let approved = {
+            let state = self.shared.lock();
+            state
+                .slots
+                .iter()
+                .any(|s| s.entry.name == name && s.entry.source == config::Source::Project)
+        };
+        if !approved {
+            return Ok(());
+        }
+        let fingerprint = crate::trust::entry_fingerprint(edited);
+        self.shared
+            .trust
+            .approve(name, &fingerprint)
+            .map_err(|reason| Error::Trust {
+                path: self.shared.trust.path().to_path_buf(),
+                reason,
+            })
+    }
+
     /// `Ok` when `name` is a project server that runs (approved), else why it has no approval.
     fn check_project_server(&self, state: &State, name: &str) -> Result<(), Error> {
         let slot = &state.slots[state.index_of(name)?];
@@ -774,7 +799,13 @@ impl McpManager {
             for entry in arranged.runnable {
                 let Some(at) = old.iter().position(|s| s.entry.name == entry.name) else {
                     changed = true;
-                    state.slots.push(Slot::new(entry, &shared.workdir));
+                    let fresh = Slot::new(entry, &shared.workdir);
+                    // Connected before its entry changed (or its approval was revoked), approved
+                    // again now: it comes back (TRUST-4).
+                    if state.resume.remove(&fresh.entry.name) && fresh.entry.config.is_ok() {
+                        redial.push((fresh.entry.name.clone(), fresh.generation));
+                    }
+                    state.slots.push(fresh);
                     continue;
                 };
                 let mut slot = old.remove(at);
@@ -806,6 +837,14 @@ impl McpManager {
             }
             for mut slot in old {
                 changed = true;
+                let was_connected = matches!(
+                    slot.status,
+                    Status::Connected | Status::Connecting | Status::Reconnecting
+                );
+                let waits = state.awaiting.iter().any(|w| w.entry.name == slot.entry.name);
+                if was_connected && waits {
+                    state.resume.insert(slot.entry.name.clone());
+                }
                 stopping.push(slot.stop(Status::Disconnected));
             }
             if !changed {

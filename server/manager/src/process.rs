@@ -253,7 +253,7 @@ async fn terminate_tree(child: &mut Child, pid: u32, grace: Duration) {
     // What the server already read (a `notifications/cancelled` sent just before the close,
     // say) is handled before it sees the end of its input; a signal now could cut that short.
     let _ = tokio::time::timeout(grace, child.wait()).await;
-    if !group_alive(pid) {
+    if !registry::group_alive(pid) {
         let _ = child.wait().await;
         return;
     }
@@ -264,7 +264,7 @@ async fn terminate_tree(child: &mut Child, pid: u32, grace: Duration) {
         .is_ok();
     if exited_in_grace {
         // Descendants may still be shutting down; give them the rest of the grace period.
-        while group_alive(pid) && tokio::time::Instant::now() < deadline {
+        while registry::group_alive(pid) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -272,7 +272,7 @@ async fn terminate_tree(child: &mut Child, pid: u32, grace: Duration) {
     let _ = child.wait().await;
     // SIGKILL is delivered asynchronously: return once no member of the group still runs.
     let deadline = tokio::time::Instant::now() + KILL_SETTLE;
-    while group_alive(pid) && tokio::time::Instant::now() < deadline {
+    while registry::group_alive(pid) && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -310,43 +310,4 @@ fn signal_group(pid: u32, signal: nix::sys::signal::Signal) {
         return;
     }
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
-}
-
-/// Whether a process of group `pgid` still runs. Zombies do not count: they have exited, and an
-/// orphaned one waits for an init process that may never reap it.
-#[cfg(target_os = "linux")]
-pub(crate) fn group_alive(pgid: u32) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    let pgid = pgid.to_string();
-    dir.filter_map(|entry| entry.ok())
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .any(|entry| {
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                return false;
-            };
-            // After the parenthesised command name: state, ppid, pgrp.
-            let mut fields = stat
-                .rsplit_once(')')
-                .map(|(_, rest)| rest)
-                .unwrap_or("")
-                .split_whitespace();
-            let state = fields.next();
-            let pgrp = fields.nth(1);
-            pgrp == Some(pgid.as_str()) && !matches!(state, Some("Z") | Some("X"))
-        })
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-pub(crate) fn group_alive(pgid: u32) -> bool {
-    let Ok(pgid) = i32::try_from(pgid) else {
-        return false;
-    };
-    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
 }

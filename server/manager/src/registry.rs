@@ -14,6 +14,12 @@
 //! from the record (pid reuse) is never signalled. Files that are not owner records, or cannot be
 //! parsed, are skipped with a warning naming the file.
 //!
+//! The run directory and the owner files are trusted only when they are the user's own
+//! (TRUST-8): the directory is made 0700 and used only while it is a directory (not a symbolic
+//! link) owned by the user with no access for anyone else; an owner file only when it is a
+//! regular file (opened without following a symbolic link) owned by the user. Anything else is
+//! skipped with a warning, and nothing it names is signalled.
+//!
 //! The files are replaced by rename without an fsync: a record only has to outlive its owner's
 //! crash (the page cache survives it), not the machine's (no process does).
 
@@ -168,14 +174,83 @@ fn write_owner(dir: &Path, owner: ProcessId, groups: &[Group]) -> std::io::Resul
         groups: groups.to_vec(),
     };
     let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
-    // The directory (0700) is made on first use only: no mkdir/chmod on every dial.
-    match files::write_atomic_volatile(&path, &bytes, true) {
+    prepare_dir(dir)?;
+    files::write_atomic_volatile(&path, &bytes, true)
+}
+
+/// Makes the run directory (0700) when it is missing; an existing one must be trusted
+/// ([`distrust`]). One `lstat` per write, no mkdir or chmod on every dial.
+fn prepare_dir(dir: &Path) -> std::io::Result<()> {
+    let meta = match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            files::ensure_parent(&path, true)?;
-            files::write_atomic_volatile(&path, &bytes, true)
+            create_private_dir(dir)?;
+            std::fs::symlink_metadata(dir)?
         }
-        result => result,
+        result => result?,
+    };
+    match distrust_metadata(&meta) {
+        Some(reason) => Err(std::io::Error::other(format!(
+            "the run directory {} is not trusted: {reason}",
+            dir.display()
+        ))),
+        None => Ok(()),
     }
+}
+
+/// Creates `dir` with mode 0700 from the start (its parents as usual); an existing one is
+/// left as it is, for [`distrust`] to judge.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Why the run directory `dir` must not be used, if it must not (TRUST-8): it is a symbolic
+/// link, not a directory, owned by someone else, or open to others (mode not 0700).
+fn distrust(dir: &Path) -> Option<String> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) => distrust_metadata(&meta),
+        Err(e) => Some(format!("cannot read it: {e}")),
+    }
+}
+
+/// [`distrust`] of a directory's `lstat`.
+#[cfg(unix)]
+fn distrust_metadata(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.file_type().is_symlink() {
+        return Some("it is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return Some("it is not a directory".into());
+    }
+    if let Some(reason) = foreign(meta.uid()) {
+        return Some(reason);
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Some(format!("its mode is {mode:04o}, not 0700"));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn distrust_metadata(_meta: &std::fs::Metadata) -> Option<String> {
+    None
+}
+
+/// Why a file owned by `uid` is not ours, if it is not.
+#[cfg(unix)]
+fn foreign(uid: u32) -> Option<String> {
+    let me = nix::unistd::geteuid().as_raw();
+    (uid != me).then(|| format!("it is owned by uid {uid}, not by this user (uid {me})"))
 }
 
 /// What a reaper pass did.
@@ -230,7 +305,17 @@ pub fn reap_orphans_at_start(home: Option<PathBuf>) -> Reaper {
 /// One reaper pass over `dir`, in the calling thread.
 pub fn reap_now(dir: &Path, grace: Duration) -> ReapReport {
     let mut report = ReapReport::default();
-    if !dir.is_dir() {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return report;
+    }
+    // Someone else's directory, or a link to one, may hold records planted to get a process
+    // of theirs or ours signalled: not a single one is read (TRUST-8).
+    if let Some(reason) = distrust(dir) {
+        tracing::warn!(
+            "skipping the run directory {}: {reason}; nothing in it is signalled",
+            dir.display()
+        );
+        report.skipped.push(dir.to_path_buf());
         return report;
     }
     // One reaper at a time per directory; a second one then finds nothing left to do.
@@ -301,11 +386,25 @@ pub fn reap_now(dir: &Path, grace: Duration) -> ReapReport {
     report
 }
 
-/// Reads and checks one owner file; the error says why it is skipped.
+/// Reads and checks one owner file; the error says why it is skipped. The file is opened
+/// without following a symbolic link, and what was opened must be a regular file of the user's
+/// (TRUST-8), so a link or a planted file cannot get anything signalled.
 fn read_owner_file(path: &Path, name: &str) -> Result<OwnerFile, String> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if meta.file_type().is_symlink() {
+        return Err("a symbolic link, not a server record".into());
+    }
     if !meta.is_file() {
         return Err("not a regular file".into());
+    }
+    let file = open_no_follow(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    #[cfg(unix)]
+    if let Some(reason) = foreign(std::os::unix::fs::MetadataExt::uid(&meta)) {
+        return Err(reason);
     }
     if meta.len() > MAX_FILE {
         return Err(format!(
@@ -322,7 +421,9 @@ fn read_owner_file(path: &Path, name: &str) -> Result<OwnerFile, String> {
     let Some((pid, start)) = named else {
         return Err("not a wave-mcp server record (name is not <pid>-<start>.json)".into());
     };
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE + 1), &mut bytes)
+        .map_err(|e| e.to_string())?;
     let file: OwnerFile = serde_json::from_slice(&bytes).map_err(|e| format!("invalid: {e}"))?;
     if file.version != VERSION {
         return Err(format!("unknown version {}", file.version));
@@ -331,6 +432,19 @@ fn read_owner_file(path: &Path, name: &str) -> Result<OwnerFile, String> {
         return Err("owner does not match the file name".into());
     }
     Ok(file)
+}
+
+/// Opens `path` for reading without following a symbolic link (and without blocking on a
+/// FIFO someone put there).
+fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK,
+    );
+    options.open(path)
 }
 
 /// The owner runs: a live (non-zombie) process with its pid and start time.
@@ -418,12 +532,51 @@ fn signal(_group: Group, _sig: Sig) -> bool {
 #[cfg(unix)]
 fn still_running(group: Group) -> bool {
     let leader_runs = proc_info(group.pid).is_some_and(|i| i.start == group.start && !i.zombie);
-    leader_runs || crate::process::group_alive(group.pgid)
+    leader_runs || group_alive(group.pgid)
 }
 
 #[cfg(not(unix))]
 fn still_running(_group: Group) -> bool {
     false
+}
+
+/// Whether a process of group `pgid` still runs. Zombies do not count: they have exited, and an
+/// orphaned one waits for an init process that may never reap it.
+#[cfg(target_os = "linux")]
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let pgid = pgid.to_string();
+    dir.filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .any(|entry| {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                return false;
+            };
+            // After the parenthesised command name: state, ppid, pgrp.
+            let mut fields = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest)
+                .unwrap_or("")
+                .split_whitespace();
+            let state = fields.next();
+            let pgrp = fields.nth(1);
+            pgrp == Some(pgid.as_str()) && !matches!(state, Some("Z") | Some("X"))
+        })
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return false;
+    };
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
 }
 
 /// What the registry reads about a process.
@@ -514,15 +667,46 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn records_are_written_and_removed_with_the_last_group() {
-        let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("run");
         let me = current_owner().expect("own start time");
-        let path = dir.path().join(owner_file_name(me));
-        let record = record(dir.path(), std::process::id()).expect("recorded");
+        let path = dir.join(owner_file_name(me));
+        let record = record(&dir, std::process::id()).expect("recorded");
+        // TRUST-8: the run directory is made 0700.
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
         let file = read_owner_file(&path, &owner_file_name(me)).expect("owner file");
         assert_eq!(file.owner, me);
         assert_eq!(file.groups, vec![record.group()]);
         assert_eq!(record.group().start, me.start);
         record.release();
         assert!(!path.exists(), "the owner file outlived its last record");
+    }
+
+    // TRUST-8: nothing is recorded in a run directory open to others or reached by a link.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn trust_8_records_go_only_into_a_private_run_dir() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let me = current_owner().expect("own start time");
+        let open = root.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let private = root.path().join("private");
+        let link = root.path().join("link");
+        create_private_dir(&private).unwrap();
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        for dir in [&open, &link] {
+            assert!(distrust(dir).is_some(), "{dir:?}");
+            let _kept = record(dir, std::process::id());
+            assert!(
+                !dir.join(owner_file_name(me)).exists(),
+                "recorded in {dir:?}"
+            );
+        }
+        assert_eq!(distrust(&private), None);
+        assert!(std::fs::read_dir(&private).unwrap().next().is_none());
     }
 }

@@ -4,12 +4,18 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// Text parts joined with newlines; images and audio as `[Image: <mime>]` / `[Audio: <mime>]`;
 /// resources as `[Resource: <uri>]`. Structured content is used when there is no content.
+/// Hidden characters (Unicode tags, bidi controls, zero-width characters) are removed: this is
+/// the text the model reads (TRUST-7).
 pub fn result_text(result: &CallToolResult) -> String {
-    if let (true, Some(structured)) = (result.content.is_empty(), &result.structured_content) {
-        return structured.to_string();
-    }
-    let parts: Vec<String> = result.content.iter().map(content_text).collect();
-    parts.join("\n")
+    let mut text = match (result.content.is_empty(), &result.structured_content) {
+        (true, Some(structured)) => structured.to_string(),
+        _ => {
+            let parts: Vec<String> = result.content.iter().map(content_text).collect();
+            parts.join("\n")
+        }
+    };
+    crate::inert::strip_hidden_in_place(&mut text);
+    text
 }
 
 fn content_text(block: &ContentBlock) -> String {
@@ -52,5 +58,20 @@ mod tests {
             result_text(&result),
             "first\nline\n[Image: image/png]\n[Resource: file:///a.txt]\n[Resource: file:///b.txt]\nlast"
         );
+    }
+
+    // TRUST-7: a result's hidden characters never reach the model, text or structured.
+    #[test]
+    fn trust_7_results_lose_hidden_characters() {
+        let result: CallToolResult = serde_json::from_value(serde_json::json!({
+            "content": [{"type": "text", "text": "ok\u{200B}\u{E0041}\u{202E}!"}]
+        }))
+        .unwrap();
+        assert_eq!(result_text(&result), "ok!");
+        let structured: CallToolResult = serde_json::from_value(serde_json::json!({
+            "content": [], "structuredContent": {"a": "b\u{2066}c"}
+        }))
+        .unwrap();
+        assert_eq!(result_text(&structured), "{\"a\":\"bc\"}");
     }
 }

@@ -3,7 +3,9 @@
 //! order, indentation, other entries, unknown fields, comments, the trailing newline.
 //!
 //! The file is rewritten in place (same inode, owner and mode); a file that may not be written
-//! fails before anything changes. Any failure leaves the file untouched.
+//! fails before anything changes. Any failure leaves the file untouched. A config file that is a
+//! symbolic link is never written through: the edit fails with an error naming the link and its
+//! target, and the target keeps every byte (TRUST-8).
 
 use std::io::ErrorKind as IoKind;
 use std::path::Path;
@@ -29,6 +31,16 @@ pub(super) fn edit_file(
     edit: impl FnOnce(&str) -> Result<String, (ErrorKind, String)>,
 ) -> Result<(), Failure> {
     let shown = path.display();
+    if let Some(target) = link_target(path) {
+        return Err(Failure::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "cannot {action}: {shown} is a symbolic link to {}, and config files are not edited through a symbolic link",
+                target.display()
+            ),
+        )
+        .with_path(path));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| {
         let failure = match e.kind() {
             IoKind::NotFound => Failure::new(
@@ -52,7 +64,7 @@ pub(super) fn edit_file(
     if updated == text {
         return Ok(());
     }
-    std::fs::write(path, updated).map_err(|e| {
+    write_no_follow(path, updated.as_bytes()).map_err(|e| {
         let failure = match e.kind() {
             IoKind::PermissionDenied => Failure::new(
                 ErrorKind::PermissionDenied,
@@ -65,6 +77,26 @@ pub(super) fn edit_file(
         };
         failure.with_path(path)
     })
+}
+
+/// Where `path` points when it is a symbolic link (its target as written).
+fn link_target(path: &Path) -> Option<std::path::PathBuf> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    Some(std::fs::read_link(path).unwrap_or_else(|_| "an unreadable target".into()))
+}
+
+/// Writes `bytes` over the file at `path` in place, refusing (on Unix) a symbolic link that
+/// appeared since it was read.
+fn write_no_follow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::libc::O_NOFOLLOW);
+    options.open(path)?.write_all(bytes)
 }
 
 /// The text without the `mcpServers.<name>` entry. Errors complete "`<file>` ...".

@@ -286,6 +286,28 @@ impl Session {
         }
     }
 
+    /// A switch the user flips on an approved project server keeps it approved: the approval
+    /// moves to the edited entry before the file is written (TRUST-4, BUD-2).
+    fn keep_approval(&self, path: &Path, params: &SetToolEnabledParams) -> Result<(), Failure> {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return Ok(()); // the edit itself reports the file
+        };
+        let edited =
+            tool_switch_edit::with_tool_switched(&text, &params.name, &params.tool, params.enabled);
+        let Ok(edited) = edited else {
+            return Ok(());
+        };
+        let Some(entry) = config::parse_file(&edited)
+            .ok()
+            .and_then(|servers| servers.get(&params.name).cloned())
+        else {
+            return Ok(());
+        };
+        self.manager
+            .keep_approval_for_edit(&params.name, &entry)
+            .or_else(|e| self.failure(e))
+    }
+
     /// Whether a change of `path` may change this session's servers.
     fn depends_on(&self, path: &Path) -> bool {
         // The trust store: `wave-mcp approve` / `revoke` in a terminal (TRUST-3).
@@ -818,6 +840,9 @@ impl Registry {
     ) -> Result<ServersSnapshot, Failure> {
         let (name, tool) = (&params.name, &params.tool);
         let path = session.entry_file(name, params.source)?;
+        if params.source == McpSource::Project {
+            session.keep_approval(&path, params)?;
+        }
         tool_switch_edit::set_tool_enabled(&path, name, tool, params.enabled)?;
         tracing::info!(session = %session.id, enabled = params.enabled, "switched tool {tool} of MCP server {name} in {}", path.display());
         self.reconfigure(session).await;

@@ -734,6 +734,7 @@ async fn auth6_chat_transcript_and_model_requests_carry_no_secret() {
         return;
     };
     configure(&sandbox, &peer);
+    sandbox.allow_tool_calls();
     let mut outputs = vec![login(&sandbox, "alpha", &[("WAVE_LOG", "trace")])];
     age_token(&sandbox, &peer.alpha);
     // The testkit's fake model: the first answer calls `mcp__alpha__whoami`, the next reports.

@@ -54,6 +54,7 @@ async fn bud_2_set_tool_enabled_edits_one_array_byte_for_byte_and_keeps_the_conn
     );
     let path = sandbox.workdir.join(".mcp.json");
     std::fs::write(&path, &text).unwrap();
+    sandbox.approve_project();
     let sidecar = Sidecar::start(&sandbox, Value::Null).await;
     sidecar
         .ok("wave/mcp/connect", json!({ "name": "victim" }))
@@ -196,6 +197,7 @@ async fn bud_3_wave_tool_search_in_the_environment_wins_over_the_settings_files(
         std::fs::create_dir_all(&settings).unwrap();
         std::fs::write(settings.join("settings.json"), r#"{ "toolSearch": "off" }"#).unwrap();
         let model = FakeModel::start(vec![say("ok")]).await;
+        sandbox.allow_tool_calls();
         let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |command| {
             command.env_remove("WAVE_TOOL_SEARCH");
             if let Some(value) = variable {

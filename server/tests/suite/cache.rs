@@ -314,6 +314,8 @@ async fn cache_8_two_workdirs_prune_only_their_own() {
         &b.join(".mcp.json"),
         json!({ "s": sb.server(&["--tools", "echo"]) }),
     );
+    sb.approve_project_in(&a);
+    sb.approve_project_in(&b);
 
     let in_a = McpManager::new(options_for(&sb, &a));
     let in_b = McpManager::new(options_for(&sb, &b));
@@ -338,6 +340,7 @@ async fn cache_8_two_workdirs_prune_only_their_own() {
         &a.join(".mcp.json"),
         json!({ "t": sb.server(&["--tools", "add"]) }),
     );
+    sb.approve_project_in(&a);
     let in_a = McpManager::new(options_for(&sb, &a));
     assert_eq!(
         listed_names(&in_a),
@@ -536,6 +539,7 @@ fn cache_8_concurrent_processes_keep_every_entry() {
         &other.join(".mcp.json"),
         json!({ "a": sb.server(&["--tools", "pid"]) }),
     );
+    sb.approve_project_in(&other);
     for round in 1..=3 {
         let _ = std::fs::remove_file(cache_file(&sb.home));
         let children = [

@@ -174,7 +174,41 @@ fn cli_demo_walkthrough_as_a_new_user() {
     no_demo_servers("before the test");
     let files_before = dir_listing(&demo);
 
-    // `servers` from inside the demo directory: both listed, disconnected, nothing spawned.
+    // `servers` from inside the demo directory: both listed, waiting for the user's approval
+    // (TRUST-1), nothing spawned.
+    let out = run_in(&sb.home, &demo, &["servers"], &[]);
+    assert_ok(&out, "servers");
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l == "demo  [project, stdio]  needs-approval"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l == "demo-http  [project, http]  needs-approval"),
+        "{text}"
+    );
+    assert!(text.contains("wave-mcp approve demo"), "{text}");
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    no_demo_servers("servers");
+
+    // TRUST-3: without a terminal to ask on, `tools` refuses in one line naming the command.
+    let out = in_demo(&["tools", "demo"], &[]);
+    assert!(!out.status.success(), "tools of an unapproved server ran");
+    assert!(
+        stderr(&out).contains("wave-mcp approve demo"),
+        "{}",
+        stderr(&out)
+    );
+    no_demo_servers("tools demo before approval");
+
+    // The README's approval step.
+    for name in ["demo", "demo-http"] {
+        let out = in_demo(&["approve", name], &[]);
+        assert_ok(&out, "approve");
+        assert!(stdout(&out).contains("approved"), "{}", stdout(&out));
+    }
     let out = run_in(&sb.home, &demo, &["servers"], &[]);
     assert_ok(&out, "servers");
     let text = stdout(&out);
@@ -301,7 +335,14 @@ fn cli_demo_walkthrough_as_a_new_user() {
     for tool in tools {
         assert_eq!(
             keys(tool),
-            ["name", "fullName", "description", "enabled"],
+            [
+                "name",
+                "fullName",
+                "description",
+                "enabled",
+                "definitionChanged",
+                "hiddenText"
+            ],
             "{tool}"
         );
     }

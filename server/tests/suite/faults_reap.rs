@@ -301,8 +301,17 @@ fn dead_owner() -> Proc {
     Proc { pid, start: 1 }
 }
 
+/// `dir` as the registry makes a run directory: 0700 (its parents as usual).
+fn private_dir(dir: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    if !dir.exists() {
+        std::fs::DirBuilder::new().mode(0o700).create(dir).unwrap();
+    }
+}
+
 fn forge(run: &Path, owner: Proc, groups: &[Proc]) -> PathBuf {
-    std::fs::create_dir_all(run).unwrap();
+    private_dir(run);
     let path = run.join(format!("{}-{}.json", owner.pid, owner.start));
     let groups: Vec<Value> = groups
         .iter()
@@ -387,7 +396,7 @@ async fn reap_2_pid_reuse_and_live_owners_are_never_signalled() {
 async fn reap_2_corrupt_and_foreign_registry_files_are_named_and_skipped() {
     let sandbox = Sandbox::new();
     let run = sandbox.home.join(".wave").join("run");
-    std::fs::create_dir_all(&run).unwrap();
+    private_dir(&run);
     let (child, orphan) = sleeper();
     let mut children = vec![child];
     let dead = forge(&run, dead_owner(), &[orphan]);
@@ -433,4 +442,105 @@ async fn reap_2_corrupt_and_foreign_registry_files_are_named_and_skipped() {
     );
     assert!(!dead.exists());
     reap_all(&mut children);
+}
+
+/// Children killed and reaped when dropped, also when an assertion fails first.
+struct Victims(Vec<std::process::Child>);
+
+impl Drop for Victims {
+    fn drop(&mut self) {
+        reap_all(&mut self.0);
+    }
+}
+
+/// Whether `stderr` has a `skipping` warning naming `path`.
+fn warned_about(stderr: &str, path: &Path) -> bool {
+    stderr
+        .lines()
+        .any(|l| l.contains("skipping") && l.contains(&path.display().to_string()))
+}
+
+// TRUST-8 (attack): owner files in the run directory that are not the user's own — one chowned
+// to `nobody`, one a symbolic link to a valid record elsewhere — name a live process group of
+// a victim with a dead owner. The reaper run by `wave-mcp tools` skips both with a warning
+// naming them and signals nothing: the victim still runs (by pid and start time) after the
+// pass, while a genuine dead owner's orphan beside them is reaped (the pass did run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_8_foreign_and_symlinked_owner_files_get_nothing_signalled() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.home.join(".wave").join("run");
+    let (c1, victim) = sleeper();
+    let (c2, orphan) = sleeper();
+    let _children = Victims(vec![c1, c2]);
+    let foreign = forge(&run, dead_owner(), &[victim]);
+    std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).expect("chown to nobody");
+    let elsewhere = forge(&sandbox.path("elsewhere"), dead_owner(), &[victim]);
+    let link = run.join(elsewhere.file_name().unwrap());
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let genuine = forge(&run, dead_owner(), &[orphan]);
+
+    let stderr = cli_start(&sandbox);
+    let orphan_gone = eventually(LIMIT, || !survives(orphan)).await;
+    assert!(orphan_gone, "the genuine record was not reaped: {stderr}");
+    assert!(!genuine.exists());
+    // The pass ends only once what it signalled is gone: a signalled victim would be dead now.
+    assert!(
+        survives(victim),
+        "a planted record got the victim signalled: {stderr}"
+    );
+    assert!(
+        warned_about(&stderr, &foreign),
+        "no warning naming {foreign:?}: {stderr}"
+    );
+    assert!(
+        warned_about(&stderr, &link),
+        "no warning naming {link:?}: {stderr}"
+    );
+    assert!(foreign.exists() && link.symlink_metadata().is_ok() && elsewhere.exists());
+}
+
+// TRUST-8 (attack): a run directory open to others (mode 0777) and one that is a symbolic link
+// (to a 0700 directory of the user's) are not used: a valid dead owner's record in either
+// names a victim's live group, and after `wave-mcp tools` (whose reaper pass ends before it
+// exits) the victim still runs, the record is still there, and a warning names the directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_8_a_run_dir_open_to_others_or_a_link_is_not_reaped() {
+    use std::os::unix::fs::PermissionsExt;
+    let (c1, open_victim) = sleeper();
+    let (c2, linked_victim) = sleeper();
+    let _children = Victims(vec![c1, c2]);
+
+    let open = Sandbox::new();
+    let run = open.home.join(".wave").join("run");
+    let record = forge(&run, dead_owner(), &[open_victim]);
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let stderr = cli_start(&open);
+    assert!(
+        survives(open_victim),
+        "a 0777 run directory was reaped: {stderr}"
+    );
+    assert!(record.exists());
+    assert!(
+        warned_about(&stderr, &run),
+        "no warning naming {run:?}: {stderr}"
+    );
+    assert!(stderr.contains("0777"), "{stderr}");
+
+    let linked = Sandbox::new();
+    let run = linked.home.join(".wave").join("run");
+    let target = linked.path("real-run");
+    let record = forge(&target, dead_owner(), &[linked_victim]);
+    std::fs::create_dir_all(run.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&target, &run).unwrap();
+    let stderr = cli_start(&linked);
+    assert!(
+        survives(linked_victim),
+        "a linked run directory was reaped: {stderr}"
+    );
+    assert!(record.exists());
+    assert!(
+        warned_about(&stderr, &run),
+        "no warning naming {run:?}: {stderr}"
+    );
+    assert!(stderr.contains("symbolic link"), "{stderr}");
 }

@@ -234,6 +234,7 @@ async fn ui_12_failed_connect_answers_with_the_reason_in_the_row() {
         "missing": { "command": sandbox.path("no-such-binary") },
         "late": sandbox.server(&["--fail-initialize", "--stderr-banner", "late-server-banner"]),
     }));
+    sandbox.allow_tool_calls();
     let model = echo_model().await;
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     for name in ["broken", "missing"] {
@@ -327,6 +328,7 @@ async fn del_2_delete_keeps_the_rest_of_a_hand_formatted_file_byte_identical() {
     let (project_text, victim_block) = hand_formatted(&sandbox);
     let project_path = sandbox.workdir.join(".mcp.json");
     std::fs::write(&project_path, &project_text).unwrap();
+    sandbox.approve_project();
     let u1 = compact(&sandbox.server(&["--name", "u1"]));
     let u2 = compact(&sandbox.server(&["--name", "u2"]));
     let (user_head, user_last, user_tail) = (
@@ -594,7 +596,8 @@ async fn ui_5_hand_edit_of_the_project_config_adds_a_server_to_the_next_snapshot
     let pushed = sidecar
         .wait_notification(since, CHANGED, |s| lists(s, "b"))
         .await;
-    assert_eq!(status_of(&pushed, "b").as_deref(), Some("disconnected"));
+    // TRUST-1: a server a hand edit adds to the project waits for the user's approval.
+    assert_eq!(status_of(&pushed, "b").as_deref(), Some("needs-approval"));
     assert_eq!(row(&pushed, "b")["source"], "project");
     assert!(lists(&pushed, "a"));
     assert!(version(&pushed) > version(&before));
@@ -681,6 +684,7 @@ async fn life_9_ten_sessions_destroyed_during_reconfigure_reap_every_process() {
         std::fs::create_dir_all(&workdir).unwrap();
         let entry = sandbox.server_with_pids(&format!("w{i}-1"), &["--spawn-descendants", "1"]);
         write_config(&workdir.join(".mcp.json"), json!({ "s": entry }));
+        sandbox.approve_project_in(&workdir);
         let created = sidecar
             .ok("wave/session/create", json!({ "workdir": workdir }))
             .await;
@@ -712,6 +716,8 @@ async fn life_9_ten_sessions_destroyed_during_reconfigure_reap_every_process() {
             &["--spawn-descendants", "1", "--slow-initialize-ms", "4000"],
         );
         write_config(&workdir.join(".mcp.json"), json!({ "s": entry }));
+        // The user approves the changed entry; the server was connected, so it comes back.
+        sandbox.approve_project_in(workdir);
     }
     for (id, _) in &sessions {
         sidecar
@@ -995,6 +1001,7 @@ async fn add_3_add_4_session_send_runs_a_turn_and_notifies_its_messages() {
     sandbox.write_project(json!({
         "a": sandbox.server(&["--instructions", "Use echo for greetings."]),
     }));
+    sandbox.allow_tool_calls();
     let model = echo_model().await;
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let text = "/settings 帮我配个用户级 MCP 服务器demo：连npx，参数-y";

@@ -8,6 +8,8 @@ mod cli;
 mod config;
 mod faults;
 mod faults_reap;
+mod hardening;
+mod inert;
 mod lifecycle;
 mod lsp;
 mod peers;

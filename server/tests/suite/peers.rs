@@ -572,6 +572,7 @@ fn budget_agent(
             ..Default::default()
         },
         session_id: Some("bud".into()),
+        permissions: Sandbox::pre_approved(),
         ..Default::default()
     })
     .expect("create the agent")

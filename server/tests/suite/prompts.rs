@@ -112,6 +112,7 @@ async fn prm_2_sidecar_send_expands_commands_and_mentions() {
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
     let model = FakeModel::start(vec![say("reviewed"), say("read")]).await;
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let send = |text: &str| json!({ "sessionId": "default", "text": text });
     sidecar
@@ -308,6 +309,7 @@ async fn prm_2_a_hashed_prompt_name_reaches_its_server() {
     let server = "a-server-whose-name-is-long-enough-to-hash-every-prompt";
     sandbox.write_project(json!({ server: sandbox.server(&["--prompts"]) }));
     let model = FakeModel::start(vec![say("reviewed")]).await;
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     sidecar
         .ok("wave/mcp/connect", json!({ "name": server }))

@@ -81,6 +81,24 @@ impl Sandbox {
         write_config(&self.workdir.join(".mcp.json"), servers);
     }
 
+    /// The host's rules for agents of tests that are not about consent: tool calls run without
+    /// asking (TRUST-5's `defaultMode: "allow"`).
+    pub fn pre_approved() -> wave_mcp_agent::PermissionRules {
+        wave_mcp_agent::PermissionRules {
+            default_mode: Some(wave_mcp_agent::DefaultMode::Allow),
+            ..wave_mcp_agent::PermissionRules::default()
+        }
+    }
+
+    /// The user's `~/.wave/settings.json` lets tool calls run without asking (TRUST-5's
+    /// `defaultMode: "allow"`), for tests that are not about consent.
+    pub fn allow_tool_calls(&self) {
+        let dir = self.home.join(".wave");
+        std::fs::create_dir_all(&dir).unwrap();
+        let settings = json!({ "permissions": { "defaultMode": "allow" } });
+        std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    }
+
     pub fn write_user(&self, servers: Value) {
         write_config(&self.home.join(".wave").join("mcp.json"), servers);
     }

@@ -86,6 +86,16 @@ const ALL_TOOLS: &[&str] = &[
     LONG_TOOL_NAME,
 ];
 
+/// `--hostile-text`: the tool whose description, title, schema and result carry [`HOSTILE`].
+const HOSTILE_TOOL: &str = "hostile";
+
+/// Terminal control sequences (window title, clear screen, an OSC 52 clipboard write, a C1 CSI)
+/// and hidden characters (Unicode tags spelling "IGNORE", zero-width, bidi override and
+/// isolate, BOM) that `--hostile-text` puts in a server's text (TRUST-7).
+const HOSTILE: &str = "\u{1b}]0;PWNED-TITLE\u{7}\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}\u{9b}31mRED\
+                       \u{E0049}\u{E0047}\u{E004E}\u{E004F}\u{E0052}\u{E0045}\u{200B}\u{200C}\u{200D}\
+                       \u{2060}\u{FEFF}\u{202E}\u{2066}\u{2069}\u{202A}";
+
 /// Marker line a descendant writes on its report pipe once all pids below it are reported.
 const REPORT_DONE: &str = "done";
 
@@ -174,6 +184,11 @@ struct Args {
     /// `test://doc/{n}`) (PRM-1 .. PRM-3).
     #[arg(long)]
     prompts: bool,
+    /// Put terminal control sequences and hidden characters (see `HOSTILE`) in the
+    /// instructions, the prompts' descriptions, and a tool `hostile` (description, title,
+    /// schema, result) added to the list (TRUST-7 attacks).
+    #[arg(long)]
+    hostile_text: bool,
 }
 
 /// Appends one-line events to the `--event-log` file, if any.
@@ -219,6 +234,8 @@ struct Settings {
     events: EventLog,
     /// `--prompts`: prompts and resources are offered.
     prompts: bool,
+    /// `--hostile-text`: the `hostile` tool is listed and the texts carry [`HOSTILE`].
+    hostile: bool,
 }
 
 impl Settings {
@@ -481,6 +498,12 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.settings.events.record("call", Some(&request.name));
+        if self.settings.hostile && request.name == HOSTILE_TOOL {
+            let text = format!("result{HOSTILE}end");
+            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                ContentBlock::text(text),
+            ])));
+        }
         if !self.settings.exposes(&request.name) {
             return Err(McpError::invalid_params("tool not found", None));
         }
@@ -507,12 +530,15 @@ impl ServerHandler for TestServer {
         let supports_cache_hints = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        let tools = self
+        let mut tools: Vec<rmcp::model::Tool> = self
             .tool_router
             .list_all()
             .into_iter()
             .filter(|tool| self.settings.exposes(&tool.name))
             .collect();
+        if self.settings.hostile {
+            tools.push(hostile_tool());
+        }
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
             tools,
@@ -535,9 +561,16 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        Ok(rmcp::model::ListPromptsResult::with_all_items(
-            test_prompts::list(),
-        ))
+        let mut prompts = test_prompts::list();
+        if self.settings.hostile {
+            for prompt in &mut prompts {
+                prompt.description = Some(format!("prompt{HOSTILE}"));
+                for argument in prompt.arguments.iter_mut().flatten() {
+                    argument.description = Some(format!("argument{HOSTILE}"));
+                }
+            }
+        }
+        Ok(rmcp::model::ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -576,6 +609,25 @@ impl ServerHandler for TestServer {
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
         test_prompts::read(&request.uri).map(rmcp::model::ReadResourceResponse::Complete)
     }
+}
+
+/// The tool `--hostile-text` adds: [`HOSTILE`] in its description, title and the description
+/// of its one parameter.
+fn hostile_tool() -> rmcp::model::Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": { "text": { "type": "string", "description": format!("text{HOSTILE}") } },
+    });
+    let schema = match schema {
+        serde_json::Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    rmcp::model::Tool::new(
+        HOSTILE_TOOL,
+        format!("Hostile tool.{HOSTILE}Described."),
+        Arc::new(schema),
+    )
+    .with_title(format!("Hostile{HOSTILE}"))
 }
 
 /// `--prompts`: the prompts and resources of the test server (PRM-1 .. PRM-3).
@@ -1260,13 +1312,18 @@ fn run_server(args: Args) -> Result<()> {
     }
     let settings = Arc::new(Settings {
         name: args.name.clone(),
-        instructions: read_instructions(&args)?,
+        instructions: match (read_instructions(&args)?, args.hostile_text) {
+            (Some(text), true) => Some(format!("{text}{HOSTILE}")),
+            (None, true) => Some(format!("Hostile instructions.{HOSTILE}")),
+            (text, false) => text,
+        },
         slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
         fail_initialize: args.fail_initialize,
         tools: Mutex::new(parse_tools(args.tools.as_deref())?),
         retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,
         prompts: args.prompts,
+        hostile: args.hostile_text,
     });
     let required_header = args
         .require_header

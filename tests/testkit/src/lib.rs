@@ -171,14 +171,19 @@ impl SandboxDirs {
     /// --workdir <workdir>` with this sandbox's home (TRUST-1). Tests that need a project server
     /// to run call it after writing the file; trust tests leave it out.
     pub fn approve_project(&self) {
-        let path = self.workdir.join(".mcp.json");
+        self.approve_project_in(&self.workdir);
+    }
+
+    /// [`SandboxDirs::approve_project`] for the project in `workdir`.
+    pub fn approve_project_in(&self, workdir: &Path) {
+        let path = workdir.join(".mcp.json");
         let text = std::fs::read_to_string(&path).expect("the project's .mcp.json");
         let config: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         let names = config["mcpServers"].as_object().cloned().unwrap_or_default();
         for name in names.keys() {
             let output = std::process::Command::new(binary("wave-mcp"))
                 .args(["approve", name, "--workdir"])
-                .arg(&self.workdir)
+                .arg(workdir)
                 .env("HOME", &self.home)
                 .output()
                 .expect("wave-mcp approve");

@@ -257,7 +257,9 @@ fn render_contents(contents: &ResourceContents, text: &mut Vec<String>, images: 
     }
 }
 
+/// A resource's text for the model, without hidden characters (TRUST-7).
 fn resource_block(uri: &str, mime: Option<&str>, body: &str) -> String {
+    let (body, _) = wave_mcp_manager::inert::strip_hidden(body);
     let mime = mime
         .map(|m| format!(" mimeType=\"{m}\""))
         .unwrap_or_default();
@@ -287,7 +289,9 @@ fn prompt_message(role: &PromptRole, content: &ContentBlock) -> Message {
         #[allow(unreachable_patterns)]
         _ => text.push("[Content of an unknown kind not shown]".to_string()),
     }
-    let text = text.join("\n");
+    // Server text for the model: no hidden characters (TRUST-7).
+    let mut text = text.join("\n");
+    wave_mcp_manager::inert::strip_hidden_in_place(&mut text);
     let mut message = match role {
         PromptRole::Assistant => Message::assistant(text, Vec::new()),
         PromptRole::User => Message::user(text),

@@ -5,6 +5,7 @@ mod budget;
 mod chat;
 mod exec;
 mod faults;
+mod hardening;
 mod lifecycle;
 mod long;
 mod support;

@@ -17,6 +17,7 @@ use super::{McpManager, SharedState, Slot, State, Status};
 use crate::Error;
 use crate::cache::{self, CacheEntry, CacheFile, CachedPrompt, CachedTool};
 use crate::connection;
+use crate::inert;
 use crate::names;
 
 /// One argument a prompt declares, in declared order (also as the cache file stores it).
@@ -102,17 +103,19 @@ impl Catalog {
     }
 }
 
+/// Descriptions lose their hidden characters here, before anything can show them to the model
+/// (TRUST-7).
 fn prompt_summary(server: &str, prompt: Prompt) -> PromptSummary {
     PromptSummary {
         full_name: names::full_tool_name(server, &prompt.name),
-        description: prompt.description,
+        description: without_hidden(prompt.description),
         arguments: prompt
             .arguments
             .unwrap_or_default()
             .into_iter()
             .map(|a| PromptArgumentSummary {
                 name: a.name,
-                description: a.description,
+                description: without_hidden(a.description),
                 required: a.required.unwrap_or(false),
             })
             .collect(),
@@ -125,7 +128,7 @@ fn resource_summary(resource: Resource) -> ResourceSummary {
         uri: resource.uri,
         name: resource.name,
         mime_type: resource.mime_type,
-        description: resource.description,
+        description: without_hidden(resource.description),
     }
 }
 
@@ -134,8 +137,13 @@ fn template_summary(template: ResourceTemplate) -> ResourceSummary {
         uri: template.uri_template,
         name: template.name,
         mime_type: template.mime_type,
-        description: template.description,
+        description: without_hidden(template.description),
     }
+}
+
+fn without_hidden(mut text: Option<String>) -> Option<String> {
+    inert::strip_hidden_option(&mut text);
+    text
 }
 
 /// Lists what the server declares (every page: rmcp's `list_all_*` follow `nextCursor`). A list
@@ -212,6 +220,7 @@ impl SharedState {
                 .map(|t| CachedTool {
                     name: t.name.clone(),
                     description: t.description.clone(),
+                    hidden_text: t.hidden_text,
                 })
                 .collect(),
             last_connected_at: live.connected_at,

@@ -16,6 +16,7 @@ use super::types::DialDone;
 use super::{McpTool, SharedState, Status, catalog};
 use crate::config::{self, ServerEntry};
 use crate::connection::{self, DialError, Dialed};
+use crate::inert;
 use crate::login;
 use crate::names;
 
@@ -102,11 +103,23 @@ fn to_mcp_tools(
                 full_name = names::disambiguated_tool_name(server, &name);
                 taken.insert(full_name.clone());
             }
+            // What the model reads loses its hidden characters (TRUST-7); the name is already
+            // ASCII in `full_name`, and the server's own name is kept for calling it.
+            let mut description = tool.description.map(|d| d.to_string());
+            let mut input_schema = names::clean_schema(&tool.input_schema);
+            let hidden_name = inert::strip_hidden(&name).1;
+            let hidden_title = tool
+                .title
+                .as_deref()
+                .is_some_and(|t| inert::strip_hidden(t).1);
+            let hidden_description = inert::strip_hidden_option(&mut description);
+            let hidden_schema = inert::strip_hidden_in_schema(&mut input_schema);
             McpTool {
                 server: server.to_string(),
                 full_name,
-                description: tool.description.map(|d| d.to_string()),
-                input_schema: Arc::new(names::clean_schema(&tool.input_schema)),
+                description,
+                input_schema: Arc::new(input_schema),
+                hidden_text: hidden_name || hidden_title || hidden_description || hidden_schema,
                 name,
                 title: tool.title,
                 annotations: tool.annotations,
@@ -235,11 +248,13 @@ async fn install_connection(
 ) {
     let Dialed {
         connection,
-        instructions,
+        mut instructions,
         tools,
         exited,
         dropped,
     } = dialed;
+    // Announced to the model: no hidden characters (TRUST-7).
+    inert::strip_hidden_option(&mut instructions);
     {
         let mut state = shared.lock();
         let index = state.index_of(name).ok();

@@ -23,6 +23,9 @@ pub(super) struct State {
     pub(super) slots: Vec<Slot>,
     /// Project entries waiting for the user's approval: listed, never dialed (TRUST-1).
     pub(super) awaiting: Vec<Slot>,
+    /// Servers that were connected when they started waiting for approval again (a changed
+    /// entry, a revoke): approved again, they are dialed again.
+    pub(super) resume: HashSet<String>,
     pub(super) destroyed: bool,
     pub(super) version: u64,
     pub(super) cache: CacheFile,
@@ -223,6 +226,7 @@ impl Slot {
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
                         definition_changed: changed_definitions.contains(t.name.as_str()),
+                        hidden_text: t.hidden_text,
                     })
                     .collect(),
                 Some(connected_at),
@@ -237,6 +241,7 @@ impl Slot {
                         description: t.description.clone(),
                         enabled: self.switches().allows(&t.name),
                         definition_changed: false,
+                        hidden_text: t.hidden_text,
                     })
                     .collect(),
                 Some(entry.last_connected_at),

@@ -125,6 +125,8 @@ pub struct ToolSummary {
     pub enabled: bool,
     /// The user allowed this tool `always` for another definition than the live one (TRUST-6).
     pub definition_changed: bool,
+    /// The server's text for this tool had hidden characters, now removed (TRUST-7).
+    pub hidden_text: bool,
 }
 
 /// A callable tool of a live connection.
@@ -135,8 +137,10 @@ pub struct McpTool {
     pub name: String,
     /// `mcp__<server>__<tool>`: the name declared to the model and used to route calls.
     pub full_name: String,
+    /// Without hidden characters (TRUST-7).
     pub description: Option<String>,
-    /// The input schema, cleaned for LLM APIs (TOOL-5).
+    /// The input schema, cleaned for LLM APIs (TOOL-5), its descriptions and titles without
+    /// hidden characters (TRUST-7).
     pub input_schema: Arc<Map<String, Value>>,
     /// The server's `title` and `annotations` (hints shown when the user is asked, TRUST-5).
     pub title: Option<String>,
@@ -146,6 +150,9 @@ pub struct McpTool {
     /// The source of the server's entry: a project's `allow` rules cover only its own servers
     /// (TRUST-2).
     pub source: Source,
+    /// The server's name, description or schema text for this tool had hidden characters,
+    /// removed from what the model sees (TRUST-7).
+    pub hidden_text: bool,
 }
 
 /// One server as lists show it. Config values are as written, never expanded (SEC-1).

@@ -279,6 +279,7 @@ async fn load_100_sessions_by_3_servers_with_streamed_turns_and_cancels_lose_not
         .map(|name| (name.to_string(), sandbox.server(&[])))
         .collect();
     sandbox.write_project(Value::Object(servers));
+    sandbox.allow_tool_calls();
     let log = sandbox.path("sidecar.log");
     let sidecar = spawn_logged(&sandbox, &log, "warn", &[("WAVE_TOOL_SEARCH", "off")]);
     initialize(&sidecar, &sandbox).await;

@@ -590,6 +590,7 @@ async fn protocol_fuzz_malformed_answers_to_elicit_and_open_url_are_declined() {
     let model = wave_mcp_testkit::FakeModel::start(script).await;
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "q": sandbox.server(&["--tools", "echo,ask"]) }));
+    sandbox.allow_tool_calls();
     let log = sandbox.path("sidecar.log");
     let mut sidecar = spawn_logged(&sandbox, &log, "info", &[("BROWSER", "true")]);
     sidecar

@@ -42,6 +42,7 @@ async fn sidecar_with(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    sandbox.allow_tool_calls();
     Sidecar::with_model(sandbox, &model.base_url, |command| {
         command.env_remove("BROWSER");
         for (key, value) in env {
@@ -562,6 +563,7 @@ async fn long_6_typescript_sdk_url_example_pages_are_put_to_the_user() {
     ])
     .await;
     let idle = browser(&sandbox, false);
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |command| {
         command.env("BROWSER", &idle);
     })

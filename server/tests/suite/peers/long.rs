@@ -110,6 +110,7 @@ async fn long_1_text_streams_as_deltas_and_the_history_holds_complete_messages()
     let sandbox = Sandbox::new();
     let answer = "one two three four five six";
     let model = FakeModel::start(vec![paced(20, say(answer))]).await;
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let turn = sidecar.send_text("count for me").await;
     let ended = sidecar
@@ -174,6 +175,7 @@ async fn long_3_stop_cancels_the_call_in_flight_by_request_id_and_the_next_turn_
         say("back again"),
     ])
     .await;
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let idle = sidecar
         .ok("wave/session/cancel", json!({ "sessionId": "default" }))
@@ -258,6 +260,7 @@ async fn long_3_stop_cancels_the_call_in_flight_by_request_id_and_the_next_turn_
 async fn long_3_stop_during_a_stream_keeps_the_text_so_far() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start(vec![stall("half an answer "), say("whole")]).await;
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let turn = sidecar.send_text("go").await;
     sidecar
@@ -307,6 +310,7 @@ async fn long_2_progress_of_the_typescript_sdk_example_reaches_the_client() {
         say("counted"),
     ])
     .await;
+    sandbox.allow_tool_calls();
     let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
     let turn = sidecar.send_text("count to four").await;
     let ended = sidecar
@@ -366,6 +370,7 @@ fn agent(sandbox: &Sandbox, model: &FakeModel, servers: Value, exec_pool: bool) 
             model: Some("fake".into()),
             ..ModelSettings::default()
         },
+        permissions: Sandbox::pre_approved(),
         ..AgentOptions::default()
     };
     if exec_pool {

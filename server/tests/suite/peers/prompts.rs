@@ -63,6 +63,7 @@ fn agent(sandbox: &Sandbox, servers: Value, model: &FakeModel, vision: bool) -> 
             ..ModelSettings::default()
         },
         mcp_timeouts: sandbox.options(Value::Null).timeouts,
+        permissions: Sandbox::pre_approved(),
         ..AgentOptions::default()
     })
     .unwrap()
@@ -376,6 +377,7 @@ fn agent_options(sandbox: &Sandbox, servers: Value, model: &FakeModel) -> AgentO
             model: Some("fake".into()),
             ..ModelSettings::default()
         },
+        permissions: Sandbox::pre_approved(),
         ..AgentOptions::default()
     }
 }
