@@ -384,6 +384,39 @@ describe("the settings page's needs-approval rows against the real sidecar (JCEF
     }
   });
 
+  test("TRUST-7: a tool whose text had hidden characters is marked; what the server wrote is shown as text", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    fs.writeFileSync(
+      path.join(sandbox.home, ".wave", "mcp.json"),
+      JSON.stringify({ mcpServers: { odd: { command: testServerBin, args: ["--name", "odd", "--tools", "echo", "--hostile-text"] } } }),
+    );
+    const sidecar = await startSidecar(sandbox);
+    const context = await ui.browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await attachRelay(page, sidecar);
+    try {
+      await page.goto(`${ui.web.url}?page=settings&lang=en`);
+      await page.waitForSelector("body[data-ready=true]");
+      const odd = page.locator('li.server-row[data-server="odd"][data-source="user"]');
+      await odd.locator("button[data-action=connect]").click();
+      await until(async () => (await odd.getAttribute("data-status")) === "connected", "odd connected");
+      await odd.locator("details.tool-list summary").click();
+      const mark = odd.locator('li.tool[data-tool="hostile"] [data-mark="hiddenText"]');
+      assert.equal(await mark.textContent(), "hidden text removed");
+      assert.match(await mark.getAttribute("title"), /hidden characters/);
+      assert.equal(await odd.locator('li.tool[data-tool="echo"] [data-mark]').count(), 0);
+      assert.equal(await page.title(), "Wave", "no terminal sequence or markup of the server's took effect");
+      await shot(page, "trust-10-settings-hidden-text");
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+      await sidecar.stop();
+      sandbox.cleanup();
+    }
+  });
+
   test("TRUST-9: in an untrusted workspace the row says so and Approve fails with the sidecar's reason; nothing runs", async () => {
     const sandbox = makeSandbox({ approved: false });
     const sidecar = await startSidecar(sandbox, { init: { workspaceTrusted: false } });
