@@ -77,8 +77,8 @@ describe("Restricted Mode in a real VS Code (code-server)", () => {
     await shot("trust-06-restricted-mode-row");
 
     // A chat turn asks nothing about the project and starts nothing of it.
+    // Back closes the settings tab and shows the chat (UI-7).
     await settings.locator("button.back").click();
-    await runCommand(page, "Wave: Open Chat");
     const chat = await webviewFrame(page, "chat", 60_000);
     await chat.locator("#chat-input").fill("hello");
     await chat.locator("#chat-input").press("Enter");

@@ -330,7 +330,9 @@ export async function runCommand(page, title) {
   const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
   // Right after start-up the palette may not list extension commands yet: retype until it does.
   await until(async () => {
-    await input.fill(`>${title}`);
+    // The palette may have closed meanwhile (a webview took the focus): open it again.
+    if (!(await input.isVisible())) await page.keyboard.press("F1");
+    await input.fill(`>${title}`, { timeout: 3000 });
     return item.waitFor({ state: "visible", timeout: 1500 }).then(
       () => true,
       () => false,

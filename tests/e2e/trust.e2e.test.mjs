@@ -91,10 +91,10 @@ describe("consent in a real VS Code (code-server)", () => {
     assert.equal(await row.getAttribute("data-status"), "needs-approval");
     assert.equal(await row.locator(".approval-target").textContent(), `sh -c '${`touch ${marker}; exec ${python} ${path.join(repoDir, "tests", "peers", "py_annotated.py")} ${calls}`}'`);
     await shot("trust-01-settings-needs-approval");
+    // Back closes the settings tab and shows the chat (UI-7).
     await settings.locator("button.back").click();
     assert.equal(fs.existsSync(marker), false, "listing ran nothing");
 
-    await runCommand(page, "Wave: Open Chat");
     const chat = await webviewFrame(page, "chat", 60_000);
     assert.equal(fs.existsSync(marker), false, "opening the chat ran nothing");
     await chat.locator("#chat-input").fill("[drop] please drop the users table");
