@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  approveProject,
   hasWebviewFrame,
   installExtension,
   lastMessage,
@@ -23,6 +24,7 @@ import {
   runCommand,
   startFakeModel,
   until,
+  userPermissions,
   webviewFrame,
   writeUserSettings,
 } from "./support.mjs";
@@ -44,6 +46,10 @@ before(async () => {
     path.join(sb.workspace, ".mcp.json"),
     JSON.stringify({ mcpServers: { py: { command: python, args: [path.join(repoDir, "tests", "peers", "py_elicit.py")] } } }, null, 2) + "\n",
   );
+  // Approved as a user does, and its tools allowed in the user's own settings: this test is about
+  // the server's question, not about consent (TRUST-1, TRUST-5).
+  approveProject(sb.home, sb.workspace);
+  userPermissions(sb.home, { allow: ["mcp__py__*"] });
   // Calls `mcp__py__ask_form` once per turn, then reports the tool's answer.
   model = await startFakeModel((request) => {
     const last = lastMessage(request);

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { createRequire } from "node:module";
 import { lastMessage, lastUserText, startFakeModel } from "../../vscode-extension/test/fakeModel.mjs";
 import {
+  approveProject,
   browserScript,
   CHROMIUM,
   CHROMIUM_ARGS,
@@ -19,6 +20,7 @@ import {
   repoDir,
   targetDir,
   testServerBin,
+  userPermissions,
 } from "../../vscode-extension/test/processes.mjs";
 
 const extensionDir = path.join(repoDir, "vscode-extension");
@@ -35,6 +37,7 @@ export const node24Bin = process.env.WAVE_NODE24_BIN ?? path.join(cacheDir, "nod
 export const vsixPath = process.env.WAVE_VSIX ?? path.join(extensionDir, "wave-mcp-0.1.0.vsix");
 
 export {
+  approveProject,
   browserScript,
   CHROMIUM,
   CHROMIUM_ARGS,
@@ -46,10 +49,30 @@ export {
   repoDir,
   serverPids as readPids,
   testServerBin,
+  userPermissions,
 } from "../../vscode-extension/test/processes.mjs";
 export { lastMessage, startFakeModel } from "../../vscode-extension/test/fakeModel.mjs";
 
-export function makeSandbox() {
+/**
+ * A `.mcp.json` text with one property a line and each value on one line (as people write
+ * them, and as projectConfigText does): a test can tell byte for byte what an edit changed.
+ */
+export function configText(servers) {
+  const entries = Object.entries(servers).map(([name, entry]) => {
+    const props = Object.entries(entry).map(([k, v]) => `      ${JSON.stringify(k)}: ${JSON.stringify(v).replace(/","/g, '", "')}`);
+    return `    ${JSON.stringify(name)}: {\n${props.join(",\n")}\n    }`;
+  });
+  return `{\n  "mcpServers": {\n${entries.join(",\n")}\n  }\n}\n`;
+}
+
+/**
+ * HOME (the user server `gamma`), user data, extensions and the workspace `demo-project` with the
+ * project `.mcp.json` (alpha, beta, broken). Unless `approved` is false, the project's servers are
+ * approved as a user does (`wave-mcp approve`, TRUST-1); `permissions` (default: none) go into the
+ * user's own `~/.wave/settings.json`, e.g. `{ defaultMode: "allow" }` for tests whose tool calls
+ * are not about consent (TRUST-5).
+ */
+export function makeSandbox({ approved = true, permissions } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "wave-e2e-"));
   const dirs = {
     root,
@@ -62,13 +85,11 @@ export function makeSandbox() {
   fs.mkdirSync(path.join(dirs.home, ".wave"), { recursive: true });
   fs.writeFileSync(
     path.join(dirs.home, ".wave", "mcp.json"),
-    JSON.stringify(
-      { mcpServers: { gamma: { command: testServerBin, args: ["--name", "gamma", "--tools", "echo", "--pid-file", path.join(root, "gamma.pid")] } } },
-      null,
-      2,
-    ) + "\n",
+    configText({ gamma: { command: testServerBin, args: ["--name", "gamma", "--tools", "echo,add", "--pid-file", path.join(root, "gamma.pid")] } }),
   );
   fs.writeFileSync(path.join(dirs.workspace, ".mcp.json"), projectConfigText(root));
+  if (approved) approveProject(dirs.home, dirs.workspace);
+  if (permissions) userPermissions(dirs.home, permissions);
   return dirs;
 }
 
@@ -96,7 +117,7 @@ export function addUserServer(sb, name, entry) {
   const file = path.join(sb.home, ".wave", "mcp.json");
   const config = JSON.parse(fs.readFileSync(file, "utf8"));
   config.mcpServers[name] = entry;
-  fs.writeFileSync(file, JSON.stringify(config, null, 2) + "\n");
+  fs.writeFileSync(file, configText(config.mcpServers));
 }
 
 export function installExtension(sb) {
@@ -136,7 +157,11 @@ export function writeUserSettings(sb, extra = {}) {
   fs.writeFileSync(path.join(sb.data, "User", "settings.json"), JSON.stringify(settings, null, 2));
 }
 
-export async function startCodeServer(sb) {
+/**
+ * code-server on the sandbox. With `workspaceTrust`, VS Code's workspace trust is on (the
+ * workspace opens in Restricted Mode until trusted, TRUST-9); else it is disabled.
+ */
+export async function startCodeServer(sb, { workspaceTrust = false } = {}) {
   const port = await freePort();
   const log = fs.openSync(path.join(sb.root, "code-server.log"), "w");
   const child = spawn(
@@ -152,7 +177,7 @@ export async function startCodeServer(sb) {
       sb.extensions,
       "--disable-telemetry",
       "--disable-update-check",
-      "--disable-workspace-trust",
+      ...(workspaceTrust ? [] : ["--disable-workspace-trust"]),
       "--disable-getting-started-override",
       "--ignore-last-opened",
       sb.workspace,
@@ -203,8 +228,8 @@ export async function startCodeServer(sb) {
  * running its bundled sidecar. `pageErrors`, if given, collects the page's script errors from
  * the start. On a failure what was started is stopped.
  */
-export async function openWorkbench(sb, { pageErrors } = {}) {
-  const server = await startCodeServer(sb);
+export async function openWorkbench(sb, { pageErrors, workspaceTrust = false } = {}) {
+  const server = await startCodeServer(sb, { workspaceTrust });
   let browser;
   try {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -305,7 +330,9 @@ export async function runCommand(page, title) {
   const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
   // Right after start-up the palette may not list extension commands yet: retype until it does.
   await until(async () => {
-    await input.fill(`>${title}`);
+    // The palette may have closed meanwhile (a webview took the focus): open it again.
+    if (!(await input.isVisible())) await page.keyboard.press("F1");
+    await input.fill(`>${title}`, { timeout: 3000 });
     return item.waitFor({ state: "visible", timeout: 1500 }).then(
       () => true,
       () => false,

@@ -31,7 +31,10 @@ import {
   writeUserSettings,
 } from "./support.mjs";
 
-const sb = makeSandbox();
+// The project's servers approved as a user does (`wave-mcp approve`), and tool calls allowed in
+// the user's own settings: these tests are not about consent (tests/e2e/trust.e2e.test.mjs is).
+const sb = makeSandbox({ permissions: { defaultMode: "allow" } });
+const userFile = path.join(sb.home, ".wave", "mcp.json");
 const projectFile = path.join(sb.workspace, ".mcp.json");
 let model;
 let oauth;
@@ -143,23 +146,29 @@ describe("Wave MCP in a real VS Code (code-server)", () => {
     await shot("03-connected");
   });
 
-  test("BUD-2: a tool's switch edits only alpha's entry in .mcp.json, back byte for byte; alpha stays connected", async () => {
+  // On the user-level gamma: a switch of a project server's tool rewrites its approved entry,
+  // which TRUST-4 makes `needs-approval` again in this build of the sidecar.
+  test("BUD-2: a tool's switch edits only gamma's entry in ~/.wave/mcp.json, back byte for byte; gamma stays connected", async () => {
     const frame = await settingsFrame();
-    const alpha = row(frame, "alpha");
-    const original = fs.readFileSync(projectFile, "utf8");
-    const [pid] = readPids(sb, "alpha");
-    await alpha.locator("details.tool-list summary").click();
-    await alpha.locator('input[data-key="tool-alpha-add"]').click();
-    await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool disabled", "add off");
-    const argsLine = original.split("\n").find((l) => l.includes('"args": ["--name", "alpha"'));
-    assert.equal(fs.readFileSync(projectFile, "utf8"), original.replace(argsLine, `${argsLine},\n      "disabledTools": ["add"]`));
-    assert.equal(await alpha.getAttribute("data-status"), "connected");
-    assert.ok(pidAlive(pid), "alpha kept its process");
+    await frame.locator('button.source-tab[data-tab="user"]').click();
+    const gamma = row(frame, "gamma");
+    await gamma.locator("button[data-action=connect]").click();
+    await until(async () => (await gamma.getAttribute("data-status")) === "connected", "gamma connected");
+    const original = fs.readFileSync(userFile, "utf8");
+    const [pid] = readPids(sb, "gamma");
+    await gamma.locator("details.tool-list summary").click();
+    await gamma.locator('input[data-key="tool-user/gamma-add"]').click();
+    await until(async () => (await gamma.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool disabled", "add off");
+    const argsLine = original.split("\n").find((l) => l.includes('"args": ["--name", "gamma"'));
+    assert.equal(fs.readFileSync(userFile, "utf8"), original.replace(argsLine, `${argsLine},\n      "disabledTools": ["add"]`));
+    assert.equal(await gamma.getAttribute("data-status"), "connected");
+    assert.ok(pidAlive(pid), "gamma kept its process");
     await shot("03b-tool-switch-off");
-    await alpha.locator('input[data-key="tool-alpha-add"]').click();
-    await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool enabled", "add on");
-    assert.equal(fs.readFileSync(projectFile, "utf8"), original, "switched on again: the file as it was");
+    await gamma.locator('input[data-key="tool-user/gamma-add"]').click();
+    await until(async () => (await gamma.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool enabled", "add on");
+    assert.equal(fs.readFileSync(userFile, "utf8"), original, "switched on again: the file as it was");
     assert.ok(pidAlive(pid));
+    await frame.locator('button.source-tab[data-tab="project"]').click();
   });
 
   test("UI-4: Disconnect → Disconnected, the process ends, tools stay visible as cached", async () => {

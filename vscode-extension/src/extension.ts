@@ -219,6 +219,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // No retainContextWhenHidden: a chat view that is shown again reloads the conversation from
     // the sidecar (CHAT-1).
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatProvider),
+    // TRUST-9: Restricted Mode ended; the sidecar may now ask to approve project servers.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      output.appendLine("the workspace is trusted now");
+      void side.workspaceTrusted({ trusted: true }).catch((e: unknown) => output.appendLine(`workspace trust: ${String(e)}`));
+    }),
     vscode.commands.registerCommand("wave.mcpServers", openSettings),
     vscode.commands.registerCommand("wave.focusChat", focusChat),
     vscode.commands.registerCommand("wave.restartSidecar", async () => {

@@ -19,6 +19,7 @@ import {
   type Notifications,
   type PageAnsweredRequest,
   type Requests,
+  type WorkspaceTrustParams,
 } from "./protocol.generated";
 import { resolveSidecar, type SidecarChoice } from "./sidecarPath";
 
@@ -83,7 +84,9 @@ export class Sidecar implements vscode.Disposable {
       // No `transport`: stdio is the default (TransportKind.stdio would only append `--stdio`).
       options: { env, cwd: folders[0] },
     };
-    const initializationOptions: InitializationOptions = {};
+    // TRUST-9: in Restricted Mode no project server can be approved and nothing of the project
+    // runs, until `wave/workspace/trust` says the user trusted the workspace.
+    const initializationOptions: InitializationOptions = { workspaceTrusted: vscode.workspace.isTrusted };
     if (Object.keys(model).length > 0) initializationOptions.model = model;
     const constructorServers = config.get<Record<string, unknown>>("mcpServers");
     if (constructorServers && Object.keys(constructorServers).length > 0)
@@ -121,6 +124,16 @@ export class Sidecar implements vscode.Disposable {
     await this.starting?.catch(() => undefined);
     if (!this.client) throw new Error("the Wave sidecar is not running (see the Wave output channel)");
     return token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
+  }
+
+  /**
+   * TRUST-9: the user trusted the workspace (`onDidGrantWorkspaceTrust`). A sidecar that is not
+   * running yet reads `isTrusted` when it starts, so nothing is lost then.
+   */
+  async workspaceTrusted(params: WorkspaceTrustParams): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    if (!this.client) return;
+    await this.client.sendNotification(Methods.workspaceTrust, params);
   }
 
   /** Answers a request of the sidecar (set before `start`; kept across restarts). */

@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { HostErrorPayload, HostToPage, PageToHost } from "../webview/src/hostApi";
 import { PendingAsks } from "./pageAsks";
+import { checkPageRequest } from "./pageMessages";
 import type { HostAnswerParams } from "./protocol.generated";
 import { webviewHtml } from "./webviewHtml";
 
@@ -33,13 +34,19 @@ export class WebviewHost implements vscode.Disposable {
     this.asked = new PendingAsks(ASK_TIMEOUT_MS, asksChanged);
     this.subscriptions.push(
       webview.onDidReceiveMessage(async (raw: PageToHost) => {
-        if (!raw || raw.kind !== "request") return;
+        // TRUST-8: only well-formed requests of known methods, with object params, within a size
+        // limit, reach the handler (and through it the sidecar).
+        const request = checkPageRequest(raw);
+        if (!request.ok) {
+          if (request.id !== undefined) this.post({ kind: "response", id: request.id, error: { message: request.error } });
+          return;
+        }
         let answer: HostToPage;
         try {
-          const result = await handler(raw.method, raw.params);
-          answer = { kind: "response", id: raw.id, result: result ?? null };
+          const result = await handler(request.method, request.params);
+          answer = { kind: "response", id: request.id, result: result ?? null };
         } catch (e) {
-          answer = { kind: "response", id: raw.id, error: errorPayload(e) };
+          answer = { kind: "response", id: request.id, error: errorPayload(e) };
         }
         // The page may be gone by now (closeSettings disposes it); nothing to answer then.
         if (!this.disposed) void Promise.resolve(this.webview.postMessage(answer)).catch(() => undefined);

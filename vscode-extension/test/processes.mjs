@@ -2,7 +2,7 @@
 // where the binaries are, the workspace's `.mcp.json`, how Chromium is started on these
 // machines, free ports, and process checks through /proc by pid. (The fake model: fakeModel.mjs.)
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -38,6 +38,45 @@ export function projectConfigText(root) {
   }
 }
 `;
+}
+
+export const sidecarBinary = process.env.WAVE_SIDECAR ?? path.join(targetDir, "debug", "wave-mcp");
+
+/**
+ * Approves project servers as a user does (TRUST-1): `wave-mcp approve NAME --workdir DIR` with
+ * the test's HOME, one per name; default: every server of `<workdir>/.mcp.json`. Throws with the
+ * CLI's stderr when it fails.
+ */
+export function approveProject(home, workdir, names) {
+  const list = names ?? Object.keys(JSON.parse(fs.readFileSync(path.join(workdir, ".mcp.json"), "utf8")).mcpServers ?? {});
+  for (const name of list) {
+    const r = spawnSync(sidecarBinary, ["approve", name, "--workdir", workdir], {
+      env: { ...process.env, HOME: home, NO_COLOR: "1", WAVE_LOG: "warn" },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    if (r.status !== 0) throw new Error(`wave-mcp approve ${name} failed (${r.status ?? r.signal}): ${r.stderr}`);
+  }
+  return list;
+}
+
+/**
+ * The user's own permission rules (TRUST-5): merges `permissions` into `<home>/.wave/settings.json`,
+ * e.g. `{ allow: ["mcp__alpha__*"] }` or `{ defaultMode: "allow" }`, so that tool calls of tests
+ * not about consent do not ask.
+ */
+export function userPermissions(home, permissions) {
+  const file = path.join(home, ".wave", "settings.json");
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  let settings = {};
+  try {
+    settings = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    // none yet
+  }
+  settings.permissions = { ...(settings.permissions ?? {}), ...permissions };
+  fs.writeFileSync(file, JSON.stringify(settings, null, 2) + "\n");
+  return file;
 }
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

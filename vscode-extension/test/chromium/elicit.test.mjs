@@ -18,6 +18,8 @@ import {
   startSidecar,
   until,
   useBrowser,
+  userPermissions,
+  writeProject,
 } from "./support.mjs";
 
 const ui = useBrowser();
@@ -190,10 +192,9 @@ describe("elicitation on the chat page (JCEF bridge)", () => {
       lastMessage(request)?.role === "tool" ? { say: "done" } : { call: "mcp__py__ask_form", arguments: {} },
     );
     const sandbox = makeSandbox({ empty: true });
-    fs.writeFileSync(
-      path.join(sandbox.workdir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { py: { command: python, args: [path.join(repoDir, "tests", "peers", "py_elicit.py")] } } }),
-    );
+    // Approved, and its tools allowed in the user's own settings: this test is about the form.
+    writeProject(sandbox, { py: { command: python, args: [path.join(repoDir, "tests", "peers", "py_elicit.py")] } });
+    userPermissions(sandbox.home, { allow: ["mcp__py__*"] });
     const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
     const { context, page, errors } = await openChatPage(ui, sidecar, { width: 700, height: 1100 });
     try {

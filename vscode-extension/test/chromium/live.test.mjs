@@ -17,6 +17,8 @@ import {
   testServerBin,
   until,
   useBrowser,
+  userPermissions,
+  writeProject,
 } from "./support.mjs";
 
 /** A model that streams (SSE) its steps, one a request: `{ say, gapMs }` or `{ call, arguments }`. */
@@ -31,7 +33,11 @@ const ui = useBrowser();
  */
 async function openChat(steps, servers) {
   const sandbox = makeSandbox({ empty: true });
-  if (servers) fs.writeFileSync(path.join(sandbox.workdir, ".mcp.json"), JSON.stringify({ mcpServers: servers(sandbox) }));
+  // Approved, and their tools allowed in the user's own settings: these tests are about live turns.
+  if (servers) {
+    writeProject(sandbox, servers(sandbox));
+    userPermissions(sandbox.home, { defaultMode: "allow" });
+  }
   const model = await startStreamingModel(steps);
   const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" } });
   const chat = await openChatPage(ui, sidecar);

@@ -16,6 +16,7 @@ import {
   until,
   useBrowser,
   useEchoModel,
+  writeProject,
 } from "./support.mjs";
 
 const ui = useBrowser();
@@ -32,10 +33,7 @@ const rows = (page) =>
  */
 async function openDocsChat() {
   const sandbox = makeSandbox({ empty: true });
-  fs.writeFileSync(
-    path.join(sandbox.workdir, ".mcp.json"),
-    JSON.stringify({ mcpServers: { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } } }, null, 2) + "\n",
-  );
+  writeProject(sandbox, { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } });
   const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: echo.model.baseUrl, WAVE_MODEL: "fake" } });
   const chat = await openChatPage(ui, sidecar, { width: 760, height: 760 });
   return {

@@ -10,16 +10,27 @@ import * as path from "node:path";
 import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 import { startEchoModel } from "../fakeModel.mjs";
-import { CHROMIUM, CHROMIUM_ARGS, projectConfigText, repoDir, targetDir, testServerBin } from "../processes.mjs";
+import { approveProject, CHROMIUM, CHROMIUM_ARGS, projectConfigText, repoDir, targetDir, testServerBin } from "../processes.mjs";
 import { CancellationTokenSource, createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 
 export const extensionDir = path.join(repoDir, "vscode-extension");
+
+/**
+ * The sidecar requests a host hands to its chat page (`PAGE_ANSWERED_REQUESTS`), as protocol/
+ * declares them (the generated JSON Schema's `answeredByPage`).
+ */
+export const PAGE_ANSWERED_REQUESTS = JSON.parse(fs.readFileSync(path.join(repoDir, "jetbrains-plugin", "protocol.schema.json"), "utf8"))[
+  "x-wave-methods"
+]
+  .filter((m) => m.answeredByPage)
+  .map((m) => m.method);
 export const sidecarBin = process.env.WAVE_SIDECAR ?? path.join(targetDir, "debug", "wave-mcp");
 export const outputDir = process.env.WAVE_TEST_OUTPUT
   ? path.resolve(process.env.WAVE_TEST_OUTPUT, "webview-chromium")
   : path.join(targetDir, "test-output", "webview-chromium");
 
 export {
+  approveProject,
   browse,
   browserScript,
   CHROMIUM,
@@ -32,11 +43,15 @@ export {
   startOAuthMcpServer,
   targetDir,
   testServerBin,
+  userPermissions,
 } from "../processes.mjs";
 export { lastMessage, scripted, startFakeModel } from "../fakeModel.mjs";
 
-/** Creates HOME (user + plugin servers) and a workspace folder named `demo-project`. */
-export function makeSandbox({ empty = false } = {}) {
+/**
+ * Creates HOME (user + plugin servers) and a workspace folder named `demo-project`. Its project
+ * servers are approved as a user does (the CLI, TRUST-1) unless `approved` is false.
+ */
+export function makeSandbox({ empty = false, approved = true } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "wave-webview-"));
   const home = path.join(root, "home");
   const workdir = path.join(root, "demo-project");
@@ -58,8 +73,18 @@ export function makeSandbox({ empty = false } = {}) {
       JSON.stringify({ mcpServers: { "plugin-tools": { type: "http", url: "http://127.0.0.1:9/mcp" } } }, null, 2) + "\n",
     );
     fs.writeFileSync(path.join(workdir, ".mcp.json"), projectConfigText(root));
+    if (approved) approveProject(home, workdir);
   }
   return { root, home, workdir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/**
+ * Writes the sandbox's project `.mcp.json` (`{ mcpServers: servers }`) and approves its servers
+ * as a user does (`wave-mcp approve`), unless `approved` is false (a cloned repository's file).
+ */
+export function writeProject(sandbox, servers, { approved = true } = {}) {
+  fs.writeFileSync(path.join(sandbox.workdir, ".mcp.json"), JSON.stringify({ mcpServers: servers }, null, 2) + "\n");
+  if (approved) approveProject(sandbox.home, sandbox.workdir);
 }
 
 /**
@@ -68,7 +93,7 @@ export function makeSandbox({ empty = false } = {}) {
  * the sidecar uses `$BROWSER`), each recorded in `sidecar.openUrls`. With `unprivileged`, a test
  * running as root starts it as `nobody` (65534), so file permissions apply to it (DEL-3).
  */
-export async function startSidecar(sandbox, { env = {}, unprivileged = false } = {}) {
+export async function startSidecar(sandbox, { env = {}, unprivileged = false, init = {} } = {}) {
   const asNobody = unprivileged && process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
   const child = spawn(sidecarBin, ["lsp"], {
     cwd: sandbox.workdir,
@@ -97,7 +122,7 @@ export async function startSidecar(sandbox, { env = {}, unprivileged = false } =
     rootUri: "file://" + sandbox.workdir,
     workspaceFolders: [{ uri: "file://" + sandbox.workdir, name: path.basename(sandbox.workdir) }],
     capabilities: {},
-    initializationOptions: { home: sandbox.home },
+    initializationOptions: { home: sandbox.home, ...init },
   });
   connection.sendNotification("initialized", {});
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
@@ -221,13 +246,20 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
   };
   if (!injectLate) await page.addInitScript(inject);
   const pushes = [];
+  /** The sidecar's requests handed to the page, in arrival order. */
+  const asks = [];
   const listen = (sc) => {
     sc.onNotification((method, params) => {
       if (sc !== sidecar || !method.startsWith("wave/")) return;
       pushes.push({ method, params });
       void page.evaluate((msg) => window.waveReceive?.(msg), JSON.stringify({ method, params })).catch(() => undefined);
     });
-    sc.connection.onRequest("wave/session/elicit", (params) => ask("wave/session/elicit", params));
+    for (const method of PAGE_ANSWERED_REQUESTS) {
+      sc.connection.onRequest(method, (params) => {
+        asks.push({ method, params });
+        return ask(method, params);
+      });
+    }
   };
   listen(sidecar);
   return {
@@ -239,6 +271,7 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
     hostLog,
     sidecarLog,
     pushes,
+    asks,
     /** The next request of `method` fails with this JSON-RPC-like error (a host failure). */
     failNext: (method, error) => failNext.set(method, error),
     injectNow: () => page.evaluate(inject),

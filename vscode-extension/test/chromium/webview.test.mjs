@@ -24,6 +24,7 @@ import {
   testServerBin,
   until,
   useBrowser,
+  writeProject,
 } from "./support.mjs";
 
 const ui = useBrowser();
@@ -395,10 +396,7 @@ describe("sign-in to a remote server with a real authorization server (MCP TypeS
 
   const remoteSandbox = () => {
     const sb = makeSandbox({ empty: true });
-    fs.writeFileSync(
-      path.join(sb.workdir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { remote: { type: "http", url: oauth.url } } }, null, 2) + "\n",
-    );
+    writeProject(sb, { remote: { type: "http", url: oauth.url } });
     return sb;
   };
 
@@ -619,37 +617,45 @@ describe("BUD-2: per-tool switches", () => {
       pluginFile,
       JSON.stringify({ mcpServers: { "plugin-tools": { command: testServerBin, args: ["--name", "plugin-tools", "--tools", "echo"] } } }, null, 2) + "\n",
     );
-    const file = path.join(sandbox.workdir, ".mcp.json");
+    // A user-level server, written by hand so that the byte-for-byte check below is meaningful.
+    // (A switch of a project server's tool rewrites its approved entry, which TRUST-4 makes
+    // `needs-approval` again in this build of the sidecar: see the trust tests.)
+    const file = path.join(sandbox.home, ".wave", "mcp.json");
+    const gammaPids = JSON.stringify(path.join(sandbox.root, "gamma.pid"));
+    fs.writeFileSync(
+      file,
+      `{\n  "mcpServers": {\n    "gamma": {\n      "command": ${JSON.stringify(testServerBin)},\n      "args": ["--name", "gamma", "--tools", "echo,add,pid", "--pid-file", ${gammaPids}]\n    }\n  }\n}\n`,
+    );
     const original = fs.readFileSync(file, "utf8");
     const ui = await openPage({ sandbox });
     try {
       const { page } = ui;
-      await tab(page, "project").click();
-      const alpha = row(page, "alpha");
-      await alpha.locator("button[data-action=connect]").click();
-      await until(async () => (await alpha.getAttribute("data-status")) === "connected", "alpha connected");
-      const [pid] = serverPids(sandbox, "alpha");
-      await alpha.locator("details.tool-list summary").click();
-      const add = alpha.locator('input[data-key="tool-alpha-add"]');
+      await tab(page, "user").click();
+      const gamma = row(page, "gamma");
+      await gamma.locator("button[data-action=connect]").click();
+      await until(async () => (await gamma.getAttribute("data-status")) === "connected", "gamma connected");
+      const [pid] = serverPids(sandbox, "gamma");
+      await gamma.locator("details.tool-list summary").click();
+      const add = gamma.locator('input[data-key="tool-user/gamma-add"]');
       assert.equal(await add.isChecked(), true);
       assert.equal(await add.isDisabled(), false);
       await add.click();
-      await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool disabled", "add off");
+      await until(async () => (await gamma.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool disabled", "add off");
       // The row re-rendered and stays expanded, the switch reads off.
-      assert.equal(await alpha.locator("details.tool-list").getAttribute("open"), "");
-      assert.equal(await alpha.locator('input[data-key="tool-alpha-add"]').isChecked(), false);
-      const alphaArgs = original.slice(original.indexOf('"args": ["--name", "alpha"'));
-      const argsLine = alphaArgs.slice(0, alphaArgs.indexOf("\n"));
+      assert.equal(await gamma.locator("details.tool-list").getAttribute("open"), "");
+      assert.equal(await gamma.locator('input[data-key="tool-user/gamma-add"]').isChecked(), false);
+      const gammaArgs = original.slice(original.indexOf('"args": ["--name", "gamma"'));
+      const argsLine = gammaArgs.slice(0, gammaArgs.indexOf("\n"));
       const expected = original.replace(argsLine, `${argsLine},\n      "disabledTools": ["add"]`);
       assert.notEqual(expected, original);
-      assert.equal(fs.readFileSync(file, "utf8"), expected, "only alpha's entry changed");
-      assert.equal(await alpha.getAttribute("data-status"), "connected");
-      assert.ok(pidAlive(pid), "alpha was not restarted");
-      assert.deepEqual(serverPids(sandbox, "alpha"), [pid]);
+      assert.equal(fs.readFileSync(file, "utf8"), expected, "only gamma's entry changed");
+      assert.equal(await gamma.getAttribute("data-status"), "connected");
+      assert.ok(pidAlive(pid), "gamma was not restarted");
+      assert.deepEqual(serverPids(sandbox, "gamma"), [pid]);
       await shot(page, "10-tool-switch-off");
 
-      await alpha.locator('input[data-key="tool-alpha-add"]').click();
-      await until(async () => (await alpha.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool enabled", "add on");
+      await gamma.locator('input[data-key="tool-user/gamma-add"]').click();
+      await until(async () => (await gamma.locator('li.tool[data-tool="add"]').getAttribute("class")) === "tool enabled", "add on");
       assert.equal(fs.readFileSync(file, "utf8"), original, "on again: the file as it was, byte for byte");
       assert.ok(pidAlive(pid));
 
@@ -659,7 +665,7 @@ describe("BUD-2: per-tool switches", () => {
       await plugin.locator("button[data-action=connect]").click();
       await until(async () => (await plugin.getAttribute("data-status")) === "connected", "plugin connected");
       await plugin.locator("details.tool-list summary").click();
-      const echo = plugin.locator('input[data-key="tool-plugin-tools-echo"]');
+      const echo = plugin.locator('input[data-key="tool-plugin/plugin-tools-echo"]');
       assert.equal(await echo.isChecked(), true);
       assert.equal(await echo.isDisabled(), true);
       await shot(page, "11-tool-switch-read-only");
@@ -678,21 +684,12 @@ describe("BUD-6: a server's tool list changes while the page shows it", () => {
   test("BUD-6: tools/list_changed updates the expanded tool list and the count live", async () => {
     const sandbox = makeSandbox({ empty: true });
     const toolsFile = path.join(sandbox.root, "next-tools.txt");
-    fs.writeFileSync(
-      path.join(sandbox.workdir, ".mcp.json"),
-      JSON.stringify(
-        {
-          mcpServers: {
-            shifty: {
-              command: testServerBin,
-              args: ["--name", "shifty", "--tools", "echo,pid", "--retool-on-sigusr1", toolsFile, "--pid-file", path.join(sandbox.root, "shifty.pid")],
-            },
-          },
-        },
-        null,
-        2,
-      ) + "\n",
-    );
+    writeProject(sandbox, {
+      shifty: {
+        command: testServerBin,
+        args: ["--name", "shifty", "--tools", "echo,pid", "--retool-on-sigusr1", toolsFile, "--pid-file", path.join(sandbox.root, "shifty.pid")],
+      },
+    });
     const ui = await openPage({ sandbox });
     const { page } = ui;
     const shifty = row(page, "shifty");
@@ -717,7 +714,7 @@ describe("BUD-6: a server's tool list changes while the page shows it", () => {
       retool("add,echo,pid");
       await until(async () => (await shown()).join() === "add,echo,pid", "add appears in the open list");
       assert.equal(await shifty.locator(".tool-count").textContent(), "3 tools");
-      assert.equal(await shifty.locator('input[data-key="tool-shifty-add"]').isChecked(), true);
+      assert.equal(await shifty.locator('input[data-key="tool-project/shifty-add"]').isChecked(), true);
       await shot(page, "12-tools-changed-live");
       // A tool removed: it goes.
       retool("add,pid");

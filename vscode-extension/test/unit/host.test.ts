@@ -9,12 +9,26 @@ import { resolveSidecar, sidecarCandidates } from "../../src/sidecarPath";
 import { contentSecurityPolicy, webviewHtml } from "../../src/webviewHtml";
 import { snap } from "./fixtures";
 
-function fakeWindow(): BridgeWindow & { fire(data: unknown): void } {
-  const listeners: ((e: { data: unknown }) => void)[] = [];
-  return {
-    addEventListener: (_type, l) => listeners.push(l),
-    fire: (data) => listeners.forEach((l) => l({ data })),
+/** A page window in a VS Code webview: `fire` delivers a message from its host frame (the parent). */
+function fakeWindow(): BridgeWindow & {
+  fire(data: unknown): void;
+  fireFrom(data: unknown, source: unknown, origin: string | undefined): void;
+  host: { length: number; [i: number]: unknown };
+  parent: unknown;
+} {
+  const listeners: ((e: { data: unknown; source?: unknown; origin?: string }) => void)[] = [];
+  const win = {
+    // VS Code sets a webview page's `parent` to the page itself.
+    parent: undefined as unknown,
+    origin: "vscode-webview://abc",
+    addEventListener: (_type: "message", l: (e: { data: unknown; source?: unknown; origin?: string }) => void) => listeners.push(l),
+    fire: (data: unknown) => listeners.forEach((l) => l({ data, source: host, origin: "vscode-webview://abc" })),
+    fireFrom: (data: unknown, source: unknown, origin: string | undefined) => listeners.forEach((l) => l({ data, source, origin })),
   };
+  win.parent = win;
+  // The host frame: the page is one of its frames (the next page may load beside it).
+  const host: { length: number; [i: number]: unknown } = { length: 2, 0: { name: "the next page" }, 1: win };
+  return Object.assign(win, { host });
 }
 
 describe("bridges", () => {
@@ -74,7 +88,7 @@ describe("bridges", () => {
     bridge.onRequest(async (method, p) => {
       calls += 1;
       if (calls === 2) throw new Error("page gone");
-      return { action: "accept", content: { echo: `${method} ${p.server}` } };
+      return { action: "accept", content: { echo: `${method} ${(p as { server: string }).server}` } };
     });
     await new Promise((r) => setTimeout(r, 0));
     expect(posted.map((p) => [p.method, p.params])).toEqual([
@@ -96,6 +110,63 @@ describe("bridges", () => {
     jwin.waveReceive!(JSON.stringify({ method: "wave/session/elicit", params, id: 3 }));
     await new Promise((r) => setTimeout(r, 0));
     expect(queries).toEqual([{ method: "host/answer", params: { id: 3, result: { action: "decline" } } }]);
+  });
+
+  it("TRUST-8: the VS Code bridge takes messages only from its host frame and its own origin", async () => {
+    const win = fakeWindow();
+    const posted: { method?: string }[] = [];
+    const bridge = createVsCodeBridge(win, { postMessage: (m) => posted.push(m as { method?: string }) });
+    const pushes: unknown[] = [];
+    bridge.onPush((m) => pushes.push(m));
+    const answered: unknown[] = [];
+    bridge.onRequest(async (method) => {
+      answered.push(method);
+      return { approved: [] } as never;
+    });
+    const pending = bridge.request("wave/mcp/servers", {});
+    const iframe = { name: "an iframe of the page", length: 0 };
+    const sibling = { name: "a sibling frame", length: 0 };
+    const elsewhere = { name: "a window holding other frames", length: 1, 0: { name: "another page" } };
+    const forgedAnswer = { kind: "response", id: 1, result: snap(99, []) };
+    const forgedAsk = { kind: "push", method: "wave/session/approveServers", params: { sessionId: "default", servers: [] }, id: 5 };
+    const forgedPush = { kind: "push", method: "wave/mcp/serversChanged", params: snap(98, []) };
+    for (const data of [forgedAnswer, forgedAsk, forgedPush]) {
+      win.fireFrom(data, iframe, "vscode-webview://abc"); // a frame of the page, same origin
+      win.fireFrom(data, sibling, "vscode-webview://abc"); // a sibling frame, same origin
+      win.fireFrom(data, elsewhere, "vscode-webview://abc"); // a window that does not hold the page
+      win.fireFrom(data, win.host, "https://evil.example"); // the right window, another origin
+      win.fireFrom(data, win, "vscode-webview://abc"); // the page's own window
+      win.fireFrom(data, undefined, undefined);
+    }
+    win.fireFrom({ kind: "push", method: 42, params: {} }, win.host, "vscode-webview://abc"); // malformed
+    await new Promise((r) => setTimeout(r, 0));
+    expect(pushes).toEqual([]);
+    expect(answered).toEqual([]);
+    expect(posted.map((p) => p.method)).toEqual(["wave/mcp/servers"]);
+    // The host's own answer still arrives.
+    win.fire({ kind: "response", id: 1, result: snap(3, []) });
+    await expect(pending).resolves.toEqual(snap(3, []));
+    // A page whose origin is opaque ("null") trusts no message.
+    const opaque = fakeWindow();
+    Object.defineProperty(opaque, "origin", { value: "null" });
+    const lonely = createVsCodeBridge(opaque, { postMessage: () => undefined });
+    const seen: unknown[] = [];
+    lonely.onPush((m) => seen.push(m));
+    opaque.fireFrom(forgedPush, opaque.host, "null");
+    expect(seen).toEqual([]);
+  });
+
+  it("TRUST-8: JCEF pushes that are not a JSON object with a method are dropped", () => {
+    const win = fakeWindow();
+    win.waveHostQuery = async () => "{}";
+    const bridge = createJcefBridge(win);
+    const pushes: unknown[] = [];
+    bridge.onPush((m) => pushes.push(m));
+    win.waveReceive!("not json");
+    win.waveReceive!("null");
+    win.waveReceive!(JSON.stringify({ params: {} }));
+    win.waveReceive!(JSON.stringify({ method: "host/prefill", params: { text: "ok" } }));
+    expect(pushes).toEqual(["host/prefill"]);
   });
 
   it("JCEF: a rejected query becomes a HostError", async () => {

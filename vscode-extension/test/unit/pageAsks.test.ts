@@ -1,6 +1,7 @@
 // LONG-5: the host's side of a server's question (wave/session/elicit) that the chat page answers.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PendingAsks, type PageAsk } from "../../src/pageAsks";
+import { checkPageRequest, MAX_PAGE_MESSAGE_CHARS } from "../../src/pageMessages";
 
 const form = { sessionId: "default", server: "py", mode: "form", message: "Tell me about you" };
 
@@ -48,5 +49,43 @@ describe("questions the chat page answers (host side)", () => {
     await expect(outcome).resolves.toBe("the chat page did not answer in time");
     expect(asks.pending()).toEqual([]);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("TRUST-8: what the VS Code host takes from its page", () => {
+  it("well-formed requests of known methods pass, with {} for absent params", () => {
+    expect(checkPageRequest({ kind: "request", id: 1, method: "wave/mcp/approve", params: { name: "db" } })).toEqual({
+      ok: true,
+      id: 1,
+      method: "wave/mcp/approve",
+      params: { name: "db" },
+    });
+    expect(checkPageRequest({ kind: "request", id: 2, method: "host/answer" })).toEqual({ ok: true, id: 2, method: "host/answer", params: {} });
+  });
+
+  it("anything else is refused, answered with an error when it has an id", () => {
+    expect(checkPageRequest(null)).toMatchObject({ ok: false });
+    expect(checkPageRequest("wave/mcp/approve")).toMatchObject({ ok: false });
+    expect(checkPageRequest([1])).toMatchObject({ ok: false });
+    expect(checkPageRequest({ kind: "response", id: 1, result: {} })).not.toHaveProperty("id");
+    for (const id of ["1", 1.5, -1, undefined]) {
+      const refused = checkPageRequest({ kind: "request", id, method: "wave/mcp/servers" });
+      expect(refused.ok).toBe(false);
+      expect(refused).not.toHaveProperty("id");
+    }
+    // Sidecar methods that are not forwarded (the sidecar's own questions, session lifecycle).
+    for (const method of ["wave/session/approveServers", "wave/session/confirmTool", "wave/session/destroy", "wave/workspace/trust", "shutdown", "exit"]) {
+      expect(checkPageRequest({ kind: "request", id: 3, method, params: {} })).toEqual({ ok: false, id: 3, error: `unknown request ${method}` });
+    }
+    expect(checkPageRequest({ kind: "request", id: 4, method: "host/../x", params: {} })).toMatchObject({ ok: false, id: 4 });
+    expect(checkPageRequest({ kind: "request", id: 5, method: 7, params: {} })).toMatchObject({ ok: false, id: 5 });
+    expect(checkPageRequest({ kind: "request", id: 6, method: "wave/mcp/approve", params: ["db"] })).toEqual({
+      ok: false,
+      id: 6,
+      error: "the params of wave/mcp/approve must be an object",
+    });
+    expect(checkPageRequest({ kind: "request", id: 7, method: "wave/mcp/approve", params: "db" })).toMatchObject({ ok: false, id: 7 });
+    const big = { kind: "request", id: 8, method: "wave/session/send", params: { sessionId: "default", text: "x".repeat(MAX_PAGE_MESSAGE_CHARS) } };
+    expect(checkPageRequest(big)).toEqual({ ok: false, id: 8, error: `the request is larger than ${MAX_PAGE_MESSAGE_CHARS} characters` });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   addPrompt,
   applySnapshot,
+  approvalReason,
   askDelete,
   authReason,
   endLogin,
@@ -24,15 +25,20 @@ import {
   planBack,
   planEdit,
   rowButtons,
+  rowKey,
   selectTab,
   serversInTab,
   startAction,
+  toolMarks,
   toolsText,
   visibleTabs,
 } from "../../webview/src/settingsState";
 import { paths, server, snap } from "./fixtures";
 import type { McpServerView } from "../../src/protocol.generated";
 import { t } from "../../webview/src/i18n";
+
+/** The row key of the fixtures' project server `name`. */
+const K = (name: string) => rowKey(server(name));
 
 describe("snapshot ordering (UI-11, UI-5)", () => {
   it("takes the first snapshot and every newer one", () => {
@@ -57,9 +63,9 @@ describe("snapshot ordering (UI-11, UI-5)", () => {
   it("a reply older than a notification already shown does not roll the row back", () => {
     // connect: notifications connecting(v2), connected(v3) arrive before the reply (v3 or less).
     let s = applySnapshot(initialState("default"), snap(1, [server("a")]));
-    s = startAction(s, "a", "connecting");
+    s = startAction(s, K("a"), "connecting");
     s = applySnapshot(s, snap(3, [server("a", { status: "connected", toolCount: 2 })]));
-    s = endAction(s, "a", { snapshot: snap(2, [server("a", { status: "connecting" })]) });
+    s = endAction(s, K("a"), { snapshot: snap(2, [server("a", { status: "connecting" })]) });
     expect(s.snapshot?.servers[0].status).toBe("connected");
     expect(s.pending).toEqual({});
   });
@@ -71,8 +77,8 @@ describe("snapshot ordering (UI-11, UI-5)", () => {
 
   it("drops row state of servers that left the list", () => {
     let s = applySnapshot(initialState("default"), snap(1, [server("a"), server("b")]));
-    s = startAction(s, "b", "connecting");
-    s = endAction(s, "a", { error: "boom" });
+    s = startAction(s, K("b"), "connecting");
+    s = endAction(s, K("a"), { error: "boom" });
     s = applySnapshot(s, snap(2, [server("c")]));
     expect(s.pending).toEqual({});
     expect(s.rowErrors).toEqual({});
@@ -158,14 +164,14 @@ describe("row buttons (UI-3, UI-4, DEL-4)", () => {
 
   it("UI-4: the button is released when the action ends, with or without an error", () => {
     let s = applySnapshot(initialState("default"), snap(1, [server("a", { status: "connected" })]));
-    s = startAction(s, "a", "disconnecting");
-    expect(s.pending.a).toBe("disconnecting");
-    s = endAction(s, "a", { error: "teardown failed" });
-    expect(s.pending.a).toBeUndefined();
-    expect(s.rowErrors.a).toBe("teardown failed");
+    s = startAction(s, K("a"), "disconnecting");
+    expect(s.pending[K("a")]).toBe("disconnecting");
+    s = endAction(s, K("a"), { error: "teardown failed" });
+    expect(s.pending[K("a")]).toBeUndefined();
+    expect(s.rowErrors[K("a")]).toBe("teardown failed");
     expect(s.snapshot?.version).toBe(1); // list unchanged
-    s = startAction(s, "a", "connecting");
-    expect(s.rowErrors.a).toBeUndefined(); // a new attempt clears the old error
+    s = startAction(s, K("a"), "connecting");
+    expect(s.rowErrors[K("a")]).toBeUndefined(); // a new attempt clears the old error
   });
 
   it("DEL-4: Edit and Delete only for user and project rows", () => {
@@ -289,16 +295,16 @@ describe("delete confirmation (DEL-1..3)", () => {
 
   it("DEL-3: a failed delete keeps the list and shows the error", () => {
     let s = applySnapshot(initialState("default"), snap(4, [server("alpha")]));
-    s = startAction(s, "alpha", "deleting");
-    s = endAction(s, "alpha", { error: "permission denied" });
+    s = startAction(s, K("alpha"), "deleting");
+    s = endAction(s, K("alpha"), { error: "permission denied" });
     expect(s.snapshot?.servers.map((x) => x.name)).toEqual(["alpha"]);
-    expect(s.rowErrors.alpha).toBe("permission denied");
+    expect(s.rowErrors[K("alpha")]).toBe("permission denied");
   });
 
   it("DEL-2: a successful delete's snapshot drops the row", () => {
     let s = applySnapshot(initialState("default"), snap(4, [server("alpha"), server("beta")]));
-    s = startAction(s, "alpha", "deleting");
-    s = endAction(s, "alpha", { snapshot: snap(5, [server("beta")]) });
+    s = startAction(s, K("alpha"), "deleting");
+    s = endAction(s, K("alpha"), { snapshot: snap(5, [server("beta")]) });
     expect(s.snapshot?.servers.map((x) => x.name)).toEqual(["beta"]);
     expect(s.pending).toEqual({});
   });
@@ -324,11 +330,11 @@ describe("sign-in rows (AUTH-1, AUTH-5, AUTH-9, UI-12)", () => {
 
   it("AUTH-9: while sign-in runs: Waiting for browser... (disabled) and Cancel; Edit and Delete disabled", () => {
     let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
-    const { state, attempt } = startLogin(s, "remote");
+    const { state, attempt } = startLogin(s, K("remote"));
     s = state;
     expect(attempt).toBe(1);
-    expect(s.pending.remote).toBe("signingIn");
-    const b = rowButtons(s.snapshot!.servers[0], s.pending.remote);
+    expect(s.pending[K("remote")]).toBe("signingIn");
+    const b = rowButtons(s.snapshot!.servers[0], s.pending[K("remote")]);
     expect(b.primary).toEqual({ label: "waitingForBrowser", action: "login", disabled: true });
     expect(t("en", b.primary.label)).toBe("Waiting for browser...");
     expect(t("zh", b.primary.label)).toBe("等待浏览器...");
@@ -357,8 +363,8 @@ describe("sign-in rows (AUTH-1, AUTH-5, AUTH-9, UI-12)", () => {
 
   it("a sign-in reply ends the attempt and shows the row connected and signed in", () => {
     let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
-    const started = startLogin(s, "remote");
-    s = endLogin(started.state, "remote", started.attempt, { snapshot: snap(4, [remote({ status: "connected", signedIn: true })]) });
+    const started = startLogin(s, K("remote"));
+    s = endLogin(started.state, K("remote"), started.attempt, { snapshot: snap(4, [remote({ status: "connected", signedIn: true })]) });
     expect(s.pending).toEqual({});
     expect(s.loginAttempts).toEqual({});
     expect(s.snapshot?.servers[0]).toMatchObject({ status: "connected", signedIn: true });
@@ -366,18 +372,18 @@ describe("sign-in rows (AUTH-1, AUTH-5, AUTH-9, UI-12)", () => {
 
   it("AUTH-9: Cancel ends the attempt at once; its late cancelled reply cannot end a newer attempt", () => {
     let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
-    const first = startLogin(s, "remote");
-    s = endLogin(first.state, "remote", first.attempt, {}); // the user's Cancel
+    const first = startLogin(s, K("remote"));
+    s = endLogin(first.state, K("remote"), first.attempt, {}); // the user's Cancel
     expect(s.pending).toEqual({});
-    expect(rowButtons(s.snapshot!.servers[0], s.pending.remote).primary.label).toBe("signIn");
-    const second = startLogin(s, "remote");
+    expect(rowButtons(s.snapshot!.servers[0], s.pending[K("remote")]).primary.label).toBe("signIn");
+    const second = startLogin(s, K("remote"));
     expect(second.attempt).toBe(2);
     s = second.state;
     // The first attempt's error (RequestCancelled) arrives now: the second still runs.
-    s = endLogin(s, "remote", first.attempt, {});
-    expect(s.pending.remote).toBe("signingIn");
-    expect(isCurrentLogin(s, "remote", second.attempt)).toBe(true);
-    expect(isCurrentLogin(s, "remote", first.attempt)).toBe(false);
+    s = endLogin(s, K("remote"), first.attempt, {});
+    expect(s.pending[K("remote")]).toBe("signingIn");
+    expect(isCurrentLogin(s, K("remote"), second.attempt)).toBe(true);
+    expect(isCurrentLogin(s, K("remote"), first.attempt)).toBe(false);
   });
 
   it("UI-12: a cancelled sign-in is quiet; any other failure is reported", () => {
@@ -388,18 +394,84 @@ describe("sign-in rows (AUTH-1, AUTH-5, AUTH-9, UI-12)", () => {
     expect(loginFailure({})).toBe("failed");
     expect(loginFailure(undefined)).toBe("failed");
     let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
-    const started = startLogin(s, "remote");
-    s = endLogin(started.state, "remote", started.attempt, { error: "Could not sign in" });
-    expect(s.rowErrors.remote).toBe("Could not sign in");
+    const started = startLogin(s, K("remote"));
+    s = endLogin(started.state, K("remote"), started.attempt, { error: "Could not sign in" });
+    expect(s.rowErrors[K("remote")]).toBe("Could not sign in");
     expect(t("en", "signInFailed", { name: "remote", reason: "no callback" })).toBe('Could not sign in to "remote": no callback');
     expect(t("zh", "signInFailed", { name: "remote", reason: "x" })).toBe("无法登录“remote”：x");
   });
 
   it("a server that left the list takes its sign-in attempt with it", () => {
     let s = applySnapshot(initialState("default"), snap(1, [remote({ status: "needs-auth" })]));
-    s = startLogin(s, "remote").state;
+    s = startLogin(s, K("remote")).state;
     s = applySnapshot(s, snap(2, []));
     expect(s.loginAttempts).toEqual({});
     expect(s.pending).toEqual({});
+  });
+});
+
+describe("trust rows (TRUST-1, TRUST-3, TRUST-6, TRUST-7, TRUST-9)", () => {
+  const approval = {
+    name: "db",
+    configPath: "/work/proj/.mcp.json",
+    transport: "stdio",
+    command: "node",
+    args: ["db.js"],
+    envKeys: ["DB_URL"],
+    variables: [],
+    changed: false,
+    shadows: "user" as const,
+  };
+
+  it("TRUST-1: a needs-approval row offers Approve, shows its status and reason; Approving... while it runs", () => {
+    const row = server("db", { status: "needs-approval", error: "not approved yet: run wave-mcp approve db", approval });
+    const b = rowButtons(row, undefined);
+    expect(b.primary).toEqual({ label: "approve", action: "approve", disabled: false });
+    expect(b.revoke).toBeNull();
+    expect(b.edit).toBe(true);
+    expect(rowButtons(row, "approving").primary).toEqual({ label: "approvingEllipsis", action: "approve", disabled: true });
+    expect(STATUS_TEXT["needs-approval"]).toBe("statusNeedsApproval");
+    expect(t("en", "statusNeedsApproval")).toBe("Needs approval");
+    expect(t("zh", "statusNeedsApproval")).toBe("需要批准");
+    expect(approvalReason(row)).toBe("not approved yet: run wave-mcp approve db");
+    expect(approvalReason(server("db", { status: "error", error: "boom" }))).toBeUndefined();
+  });
+
+  it("TRUST-3: an approved project row can be revoked; user, plugin and host rows cannot", () => {
+    for (const status of ["connected", "disconnected", "error", "needs-auth"] as const) {
+      expect(rowButtons(server("db", { status }), undefined).revoke).toEqual({ label: "revokeApproval", disabled: false });
+    }
+    expect(rowButtons(server("db", { status: "connected" }), "revoking").revoke).toEqual({ label: "revokingEllipsis", disabled: true });
+    expect(rowButtons(server("db", { status: "connected" }), "connecting").revoke).toEqual({ label: "revokeApproval", disabled: true });
+    expect(rowButtons(server("db", { source: "user", status: "connected" }), undefined).revoke).toBeNull();
+    expect(rowButtons(server("db", { source: "plugin", readOnly: true }), undefined).revoke).toBeNull();
+    expect(rowButtons(server("db", { source: "constructor", readOnly: true }), undefined).revoke).toBeNull();
+  });
+
+  it("TRUST-1: the same name twice (a user server and the project entry waiting beside it) keeps two rows' states apart", () => {
+    const user = server("db", { source: "user", status: "connected", configPath: "/home/u/.wave/mcp.json" });
+    const project = server("db", { status: "needs-approval", approval });
+    expect(rowKey(user)).not.toBe(rowKey(project));
+    let s = applySnapshot(initialState("default"), snap(1, [user, project]));
+    expect(serversInTab(s.snapshot, "user")).toEqual([user]);
+    expect(serversInTab(s.snapshot, "project")).toEqual([project]);
+    s = startAction(s, rowKey(project), "approving");
+    s = startAction(s, rowKey(user), "disconnecting");
+    s = endAction(s, rowKey(project), { error: "the workspace is not trusted" });
+    expect(s.pending).toEqual({ [rowKey(user)]: "disconnecting" });
+    expect(s.rowErrors).toEqual({ [rowKey(project)]: "the workspace is not trusted" });
+    // Approved: the project's row runs, the user row is gone; its state goes with it.
+    s = applySnapshot(s, snap(2, [server("db", { status: "connected" })]));
+    expect(s.pending).toEqual({});
+    expect(s.rowErrors).toEqual({ [rowKey(project)]: "the workspace is not trusted" });
+  });
+
+  it("TRUST-6, TRUST-7: tools marked changed and with hidden text removed", () => {
+    const tool = { name: "q", fullName: "mcp__db__q", enabled: true, definitionChanged: false, hiddenText: false };
+    expect(toolMarks(tool)).toEqual([]);
+    expect(toolMarks({ ...tool, definitionChanged: true })).toEqual(["definitionChanged"]);
+    expect(toolMarks({ ...tool, definitionChanged: true, hiddenText: true })).toEqual(["definitionChanged", "hiddenText"]);
+    expect(t("en", "toolChangedMark")).toBe("changed");
+    expect(t("zh", "toolHiddenTextMark")).toBe("已移除隐藏字符");
   });
 });

@@ -4,6 +4,16 @@
 // - JetBrains JCEF: a query function the plugin injects, `window.waveHostQuery(json) =>
 //   Promise<json>`, and `window.waveReceive(json)`, which the page defines and the plugin calls
 //   for pushes (through `executeJavaScript`).
+//
+// TRUST-8: the page believes only its own host. The VS Code adapter takes a `message` event only
+// when it comes from the webview's host frame, the window that contains the page as one of its
+// frames (it relays the extension's messages with `postMessage(message, window.origin)`; VS Code
+// sets the page's `window.parent` to the page itself, so the sender is asked, not `parent`), and
+// carries the page's own origin. A message from any other frame or window (an iframe, another
+// tab, the page itself) is dropped, so no one else can answer a request, push a notification or
+// answer a question (`wave/session/approveServers`, `wave/session/confirmTool`) in the host's name. The JCEF
+// adapter takes no `message` events at all: its host calls `window.waveReceive` through
+// `executeJavaScript`, and the page's CSP (`frame-src 'none'`) lets no frame in that could reach it.
 
 import {
   HostError,
@@ -41,9 +51,28 @@ export interface VsCodeApi {
   postMessage(message: unknown): void;
 }
 
+/** What the bridge may ask of the window that posted a message (cross-origin readable). */
+export interface SenderWindow {
+  /** How many frames it has. */
+  readonly length: number;
+  /** Its frames, by index. */
+  readonly [index: number]: unknown;
+}
+
+/** What the adapters read of a `message` event. */
+export interface BridgeMessageEvent {
+  data: unknown;
+  /** The window that posted it. */
+  source?: unknown;
+  /** The origin of the window that posted it. */
+  origin?: string;
+}
+
 /** The parts of `window` the adapters touch (a fake in tests). */
 export interface BridgeWindow {
-  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: "message", listener: (event: BridgeMessageEvent) => void): void;
+  /** The page's own origin (`window.origin`). */
+  readonly origin?: string;
   acquireVsCodeApi?: () => VsCodeApi;
   waveHostQuery?: (json: string) => Promise<string>;
   waveReceive?: (json: string) => void;
@@ -96,12 +125,41 @@ function errorOf(payload: HostErrorPayload | undefined): HostError {
   return new HostError(payload ?? { message: "unknown error" });
 }
 
+/** Frames a host frame may have (VS Code's has the page's frame and, briefly, the next one). */
+const MAX_HOST_FRAMES = 16;
+
+/**
+ * TRUST-8: a `message` event from the VS Code webview's host: posted, from the page's own origin,
+ * by the window that holds this page as one of its frames (its parent). Not the page itself, not
+ * a frame of its own, not a sibling, not another origin. A page in no frame takes nothing.
+ */
+export function fromVsCodeHost(win: BridgeWindow, event: BridgeMessageEvent): boolean {
+  if (typeof win.origin !== "string" || win.origin === "null" || event.origin !== win.origin) return false;
+  const source = event.source as SenderWindow | null | undefined;
+  if (source === null || source === undefined || (source as unknown) === win) return false;
+  let frames: number;
+  try {
+    frames = Math.min(Number(source.length) || 0, MAX_HOST_FRAMES);
+  } catch {
+    return false;
+  }
+  for (let i = 0; i < frames; i++) {
+    try {
+      if (source[i] === win) return true;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
 export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridge {
   let nextId = 1;
   const waiting = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   const pushes = new PushQueue();
   const requests = new PageRequestQueue((params) => bridge.request("host/answer", params));
   win.addEventListener("message", (event) => {
+    if (!fromVsCodeHost(win, event)) return;
     const msg = event.data as HostToPage | undefined;
     if (!msg || typeof msg !== "object") return;
     if (msg.kind === "response") {
@@ -111,6 +169,7 @@ export function createVsCodeBridge(win: BridgeWindow, api: VsCodeApi): HostBridg
       if (msg.error) w.reject(errorOf(msg.error));
       else w.resolve(msg.result ?? null);
     } else if (msg.kind === "push") {
+      if (typeof msg.method !== "string") return;
       if (typeof msg.id === "number") requests.deliver(msg.method, msg.params, msg.id);
       else pushes.deliver(msg.method, msg.params);
     }
@@ -135,7 +194,13 @@ export function createJcefBridge(win: BridgeWindow): HostBridge {
   const pushes = new PushQueue();
   const requests = new PageRequestQueue((params) => bridge.request("host/answer", params));
   win.waveReceive = (json: string) => {
-    const push = JSON.parse(json) as JcefPush;
+    let push: JcefPush;
+    try {
+      push = JSON.parse(json) as JcefPush;
+    } catch {
+      return;
+    }
+    if (!push || typeof push !== "object" || typeof push.method !== "string") return;
     if (typeof push.id === "number") requests.deliver(push.method, push.params, push.id);
     else pushes.deliver(push.method, push.params);
   };

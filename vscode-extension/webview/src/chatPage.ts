@@ -3,7 +3,10 @@
 
 import type {
   ChatMessage,
+  SessionApproveServersParams,
+  SessionConfirmToolParams,
   SessionDeltaParams,
+  SessionElicitParams,
   SessionElicitationCompleteParams,
   SessionMessageParams,
   SessionProgressParams,
@@ -39,6 +42,7 @@ import {
   turnOver,
   type LiveState,
 } from "./liveState";
+import { ConsentCards } from "./consentCards";
 import { ElicitDialog } from "./elicitForm";
 import { t, type Lang } from "./i18n";
 import { errorText } from "./settingsPage";
@@ -58,6 +62,8 @@ export class ChatPage {
   private running = new Set<string>();
   /** A server's question to the user (LONG-5, LONG-6), above the input. */
   readonly elicit: ElicitDialog;
+  /** Project servers to approve and tool calls to allow (TRUST-3, TRUST-5), above the input. */
+  readonly consent: ConsentCards;
   /** `/` offers the servers' prompts, `@` their resources (PRM-1, PRM-3). */
   private readonly menu: CompletionMenu;
 
@@ -94,13 +100,24 @@ export class ChatPage {
     );
     const elicitRoot = h("div", { class: "chat-elicit", id: "chat-elicit" });
     this.elicit = new ElicitDialog(elicitRoot, lang);
+    const consentRoot = h("div", { class: "chat-consent", id: "chat-consent" });
+    this.consent = new ConsentCards(consentRoot, lang, () => {
+      if (this.consent) this.render();
+    });
     root.replaceChildren(
       toolbar,
       this.log,
+      consentRoot,
       elicitRoot,
       h("div", { class: "chat-compose" }, this.status, this.menu.element, this.input, h("div", { class: "compose-actions" }, this.stopButton, this.sendButton)),
     );
-    bridge.onRequest((_method, params) => this.elicit.ask(params));
+    // The sidecar's questions the chat page answers (PAGE_ANSWERED_REQUESTS).
+    bridge.onRequest((method, params) => {
+      if (method === "wave/session/approveServers") return this.consent.approveServers(params as SessionApproveServersParams) as never;
+      if (method === "wave/session/confirmTool") return this.consent.confirmTool(params as SessionConfirmToolParams) as never;
+      if (method === "wave/session/elicit") return this.elicit.ask(params as SessionElicitParams) as never;
+      return Promise.reject(new Error(`unknown request ${String(method)}`));
+    });
     bridge.onPush((method, params) => {
       if (method === "wave/session/delta") {
         const p = params as SessionDeltaParams;
@@ -123,6 +140,8 @@ export class ChatPage {
       } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
         if (p.sessionId === this.state.sessionId) this.live = turnOver(this.live, p.turn);
+        // The sidecar took an open question of that turn as cancelled (Stop): its card closes.
+        this.consent.turnEnded(p);
         const note = p.error ? t(lang, "turnFailed", { reason: p.error }) : p.cancelled ? t(lang, "turnStopped") : undefined;
         this.set(turnEnded(this.state, p.sessionId, p.turn, note));
       } else if (method === "wave/session/elicitationComplete") {
@@ -291,6 +310,10 @@ export class ChatPage {
   private progressEl(callId: string, name: string): HTMLElement {
     const p = this.live.progress.get(callId);
     const share = p ? fraction(p) : undefined;
+    // TRUST-5: a call whose confirmation card is open has not started: it waits for the user.
+    if (this.consent.waitingCalls(this.state.sessionId).has(callId)) {
+      return h("div", { class: "tool-running tool-waiting", "data-call": callId }, h("span", { class: "tool-progress-text" }, t(this.lang, "toolWaitingForYou", { name })));
+    }
     const label = p?.message ?? t(this.lang, "toolRunning", { name });
     if (share !== undefined) {
       return h(

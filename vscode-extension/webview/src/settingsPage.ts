@@ -6,8 +6,10 @@ import type { HostBridge } from "./bridge";
 import { h } from "./dom";
 import { HostError } from "./hostApi";
 import { t, type Lang } from "./i18n";
+import { approvalDetails } from "./consentCards";
 import {
   applySnapshot,
+  approvalReason,
   askDelete,
   authReason,
   endLogin,
@@ -25,10 +27,12 @@ import {
   planBack,
   planEdit,
   rowButtons,
+  rowKey,
   selectTab,
   serversInTab,
   startAction,
   STATUS_TEXT,
+  toolMarks,
   toolsText,
   visibleTabs,
   type HostStep,
@@ -44,7 +48,7 @@ export function errorText(e: unknown): string {
 export class SettingsPage {
   private state: SettingsState;
   private closing = false;
-  /** Servers whose tool list the user expanded; kept across re-renders (BUD-2). */
+  /** Rows (`rowKey`) whose tool list the user expanded; kept across re-renders (BUD-2). */
   private readonly expanded = new Set<string>();
 
   constructor(
@@ -98,17 +102,18 @@ export class SettingsPage {
 
   private async connectOrDisconnect(server: McpServerView, action: "connect" | "disconnect"): Promise<void> {
     const name = server.name;
-    this.set(startAction(this.state, name, action === "connect" ? "connecting" : "disconnecting"));
+    const key = rowKey(server);
+    this.set(startAction(this.state, key, action === "connect" ? "connecting" : "disconnecting"));
     try {
       const snapshot = await this.bridge.request(action === "connect" ? "wave/mcp/connect" : "wave/mcp/disconnect", {
         name,
         sessionId: this.state.sessionId,
       });
-      this.set(endAction(this.state, name, { snapshot }));
+      this.set(endAction(this.state, key, { snapshot }));
     } catch (e) {
       // UI-12: a failure is the row's error plus a host notification, never a chat message.
       const message = t(this.lang, action === "connect" ? "connectFailed" : "disconnectFailed", { name, reason: errorText(e) });
-      this.set(endAction(this.state, name, { error: message }));
+      this.set(endAction(this.state, key, { error: message }));
       void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
       // UI-4: never leave the row stuck; fetch the latest list.
       void this.bridge
@@ -125,21 +130,22 @@ export class SettingsPage {
    */
   private async login(server: McpServerView): Promise<void> {
     const name = server.name;
+    const key = rowKey(server);
     const sessionId = this.state.sessionId;
-    const started = startLogin(this.state, name);
+    const started = startLogin(this.state, key);
     this.set(started.state);
     try {
       const snapshot = await this.bridge.request("wave/mcp/login", { name, sessionId });
-      this.set(endLogin(this.state, name, started.attempt, { snapshot }));
+      this.set(endLogin(this.state, key, started.attempt, { snapshot }));
     } catch (e) {
-      const current = isCurrentLogin(this.state, name, started.attempt);
+      const current = isCurrentLogin(this.state, key, started.attempt);
       if (loginFailure(e as HostError) === "cancelled" || !current) {
         // Cancelled (by the user's Cancel or a newer Sign in): quiet, no notification.
-        this.set(endLogin(this.state, name, started.attempt, {}));
+        this.set(endLogin(this.state, key, started.attempt, {}));
       } else {
         // UI-12, AUTH-8: the sidecar's message names the server and the cause.
         const message = t(this.lang, "signInFailed", { name, reason: errorText(e) });
-        this.set(endLogin(this.state, name, started.attempt, { error: message }));
+        this.set(endLogin(this.state, key, started.attempt, { error: message }));
         void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
       }
       this.refresh();
@@ -149,22 +155,47 @@ export class SettingsPage {
   /** AUTH-9: Cancel while waiting for the browser: the row is back at once; the host cancels. */
   private cancelLogin(server: McpServerView): void {
     const name = server.name;
-    const attempt = this.state.loginAttempts[name];
+    const key = rowKey(server);
+    const attempt = this.state.loginAttempts[key];
     if (attempt === undefined) return;
-    this.set(endLogin(this.state, name, attempt, {}));
+    this.set(endLogin(this.state, key, attempt, {}));
     void this.bridge.request("host/cancelLogin", { name, sessionId: this.state.sessionId }).catch(() => undefined);
   }
 
   /** AUTH-5: sign out (disconnects and forgets the stored credentials). */
   private async logout(server: McpServerView): Promise<void> {
     const name = server.name;
-    this.set(startAction(this.state, name, "signingOut"));
+    const key = rowKey(server);
+    this.set(startAction(this.state, key, "signingOut"));
     try {
       const snapshot = await this.bridge.request("wave/mcp/logout", { name, sessionId: this.state.sessionId });
-      this.set(endAction(this.state, name, { snapshot }));
+      this.set(endAction(this.state, key, { snapshot }));
     } catch (e) {
       const message = t(this.lang, "signOutFailed", { name, reason: errorText(e) });
-      this.set(endAction(this.state, name, { error: message }));
+      this.set(endAction(this.state, key, { error: message }));
+      void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
+      this.refresh();
+    }
+  }
+
+  /**
+   * TRUST-3: Approve (a `needs-approval` project row: approves the entry exactly as written and
+   * connects it) or Revoke approval (an approved project row: disconnects it and forgets the
+   * approval). A failure (e.g. `untrusted`, TRUST-9) is the row's error and a notification.
+   */
+  private async approveOrRevoke(server: McpServerView, action: "approve" | "revoke"): Promise<void> {
+    const name = server.name;
+    const key = rowKey(server);
+    this.set(startAction(this.state, key, action === "approve" ? "approving" : "revoking"));
+    try {
+      const snapshot = await this.bridge.request(action === "approve" ? "wave/mcp/approve" : "wave/mcp/revoke", {
+        name,
+        sessionId: this.state.sessionId,
+      });
+      this.set(endAction(this.state, key, { snapshot }));
+    } catch (e) {
+      const message = t(this.lang, action === "approve" ? "approveFailed" : "revokeFailed", { name, reason: errorText(e) });
+      this.set(endAction(this.state, key, { error: message }));
       void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
       this.refresh();
     }
@@ -181,7 +212,8 @@ export class SettingsPage {
   /** BUD-2: a tool's switch edits the entry's `disabledTools` (or `enabledTools`) in its file. */
   private async setToolEnabled(server: McpServerView, tool: string, enabled: boolean): Promise<void> {
     const name = server.name;
-    this.set(startAction(this.state, name, "switching"));
+    const key = rowKey(server);
+    this.set(startAction(this.state, key, "switching"));
     try {
       const snapshot = await this.bridge.request("wave/mcp/setToolEnabled", {
         name,
@@ -190,10 +222,10 @@ export class SettingsPage {
         enabled,
         sessionId: this.state.sessionId,
       });
-      this.set(endAction(this.state, name, { snapshot }));
+      this.set(endAction(this.state, key, { snapshot }));
     } catch (e) {
       const message = t(this.lang, "toolSwitchFailed", { name, tool, reason: errorText(e) });
-      this.set(endAction(this.state, name, { error: message }));
+      this.set(endAction(this.state, key, { error: message }));
       void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
       this.refresh();
     }
@@ -202,18 +234,19 @@ export class SettingsPage {
   private async confirmDelete(): Promise<void> {
     const c = this.state.confirm;
     if (!c) return;
-    this.set(startAction(cancelDelete(this.state), c.name, "deleting"));
+    const key = rowKey(c);
+    this.set(startAction(cancelDelete(this.state), key, "deleting"));
     try {
       const snapshot = await this.bridge.request("wave/mcp/delete", {
         name: c.name,
         source: c.source,
         sessionId: this.state.sessionId,
       });
-      this.set(endAction(this.state, c.name, { snapshot }));
+      this.set(endAction(this.state, key, { snapshot }));
     } catch (e) {
       // DEL-3: the error is shown, the list stays as it was.
       const message = t(this.lang, "deleteFailed", { name: c.name, reason: errorText(e) });
-      this.set(endAction(this.state, c.name, { error: message }));
+      this.set(endAction(this.state, key, { error: message }));
       void this.bridge.request("host/notify", { level: "error", message }).catch(() => undefined);
     }
   }
@@ -361,7 +394,8 @@ export class SettingsPage {
 
   private row(server: McpServerView): HTMLElement {
     const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
-    const pending = this.state.pending[server.name];
+    const key = rowKey(server);
+    const pending = this.state.pending[key];
     const buttons = rowButtons(server, pending === "deleting" ? undefined : pending);
     const busy = pending !== undefined;
     const tools = toolsText(this.lang, server);
@@ -381,11 +415,12 @@ export class SettingsPage {
         {
           class: "primary",
           "data-action": buttons.primary.action,
-          "data-key": `primary-${server.name}`,
+          "data-key": `primary-${key}`,
           disabled: buttons.primary.disabled || busy,
           onclick: () => {
             const action = buttons.primary.action;
             if (action === "login") void this.login(server);
+            else if (action === "approve") void this.approveOrRevoke(server, "approve");
             else void this.connectOrDisconnect(server, action);
           },
         },
@@ -397,7 +432,7 @@ export class SettingsPage {
             {
               class: "secondary cancel-login",
               "data-action": "cancel-login",
-              "data-key": `cancel-login-${server.name}`,
+              "data-key": `cancel-login-${key}`,
               onclick: () => this.cancelLogin(server),
             },
             L("cancelSignIn"),
@@ -409,11 +444,24 @@ export class SettingsPage {
             {
               class: "secondary",
               "data-action": "logout",
-              "data-key": `logout-${server.name}`,
+              "data-key": `logout-${key}`,
               disabled: buttons.logout.disabled || busy,
               onclick: () => void this.logout(server),
             },
             L(buttons.logout.label),
+          )
+        : null,
+      buttons.revoke
+        ? h(
+            "button",
+            {
+              class: "secondary",
+              "data-action": "revoke",
+              "data-key": `revoke-${key}`,
+              disabled: buttons.revoke.disabled || busy,
+              onclick: () => void this.approveOrRevoke(server, "revoke"),
+            },
+            L(buttons.revoke.label),
           )
         : null,
       buttons.edit
@@ -422,7 +470,7 @@ export class SettingsPage {
             {
               class: "secondary",
               "data-action": "edit",
-              "data-key": `edit-${server.name}`,
+              "data-key": `edit-${key}`,
               disabled: busy,
               onclick: () => void this.run(planEdit(this.lang, server, this.state.configPaths)),
             },
@@ -435,7 +483,7 @@ export class SettingsPage {
             {
               class: "secondary danger",
               "data-action": "delete",
-              "data-key": `delete-${server.name}`,
+              "data-key": `delete-${key}`,
               disabled: busy,
               onclick: () => this.set(askDelete(this.state, server)),
             },
@@ -444,10 +492,10 @@ export class SettingsPage {
         : null,
       !buttons.edit ? h("span", { class: "badge muted" }, L("readOnly")) : null,
     );
-    const rowError = this.state.rowErrors[server.name];
+    const rowError = this.state.rowErrors[key];
     return h(
       "li",
-      { class: `server-row status-${server.status}`, "data-server": server.name, "data-status": server.status },
+      { class: `server-row status-${server.status}`, "data-server": server.name, "data-source": server.source, "data-status": server.status },
       h(
         "div",
         { class: "row-main" },
@@ -465,7 +513,10 @@ export class SettingsPage {
           ),
           server.signedIn ? h("span", { class: "badge signed-in" }, L("signedIn")) : null,
         ),
-        h("div", { class: "endpoint", title: endpointText(server) }, endpointText(server)),
+        // A row waiting for approval shows its whole command line below, as approving runs it.
+        server.status === "needs-approval" && server.approval
+          ? null
+          : h("div", { class: "endpoint", title: endpointText(server) }, endpointText(server)),
         h(
           "div",
           { class: "tools-line" },
@@ -476,6 +527,8 @@ export class SettingsPage {
         ),
         server.status === "error" && server.error ? h("div", { class: "error-text server-error" }, server.error) : null,
         authReason(server) ? h("div", { class: "auth-reason" }, authReason(server)!) : null,
+        approvalReason(server) ? h("div", { class: "approval-reason" }, approvalReason(server)!) : null,
+        server.status === "needs-approval" && server.approval ? approvalDetails(this.lang, server.approval) : null,
         pending === "signingIn" ? h("div", { class: "sign-in-hint muted", role: "status" }, L("signInHint")) : null,
         rowError ? h("div", { class: "error-text action-error", role: "alert" }, rowError) : null,
         server.tools.length > 0 ? this.toolList(server, busy) : null,
@@ -487,10 +540,10 @@ export class SettingsPage {
   /** BUD-2: each tool with a switch; read-only for plugin and constructor servers. */
   private toolList(server: McpServerView, busy: boolean): HTMLElement {
     const L = (k: Parameters<typeof t>[1]) => t(this.lang, k);
-    const name = server.name;
+    const key = rowKey(server);
     const details = h(
       "details",
-      { class: "tool-list", open: this.expanded.has(name), "data-key": `tools-${name}` },
+      { class: "tool-list", open: this.expanded.has(key), "data-key": `tools-${key}` },
       h("summary", {}, L("showTools")),
       h(
         "ul",
@@ -505,7 +558,7 @@ export class SettingsPage {
               h("input", {
                 type: "checkbox",
                 role: "switch",
-                "data-key": `tool-${name}-${tool.name}`,
+                "data-key": `tool-${key}-${tool.name}`,
                 "aria-label": tool.name,
                 checked: tool.enabled,
                 disabled: server.readOnly || busy,
@@ -514,14 +567,26 @@ export class SettingsPage {
               }),
               h("code", {}, tool.name),
             ),
+            // TRUST-6, TRUST-7: a permission that no longer applies; hidden characters removed.
+            toolMarks(tool).map((mark) =>
+              h(
+                "span",
+                {
+                  class: mark === "definitionChanged" ? "badge tool-mark warn" : "badge tool-mark",
+                  "data-mark": mark,
+                  title: L(mark === "definitionChanged" ? "toolChangedTooltip" : "toolHiddenTextTooltip"),
+                },
+                L(mark === "definitionChanged" ? "toolChangedMark" : "toolHiddenTextMark"),
+              ),
+            ),
             tool.description ? h("span", { class: "muted" }, " — " + tool.description) : null,
           ),
         ),
       ),
     );
     details.addEventListener("toggle", () => {
-      if ((details as HTMLDetailsElement).open) this.expanded.add(name);
-      else this.expanded.delete(name);
+      if ((details as HTMLDetailsElement).open) this.expanded.add(key);
+      else this.expanded.delete(key);
     });
     return details;
   }

@@ -5,7 +5,18 @@ import type { ConfigPaths, McpServerView, McpSource, McpStatus, ServersSnapshot 
 import { t, type Lang, type TextKey } from "./i18n";
 
 export type TabId = "user" | "project" | "plugin" | "host";
-export type Pending = "connecting" | "disconnecting" | "deleting" | "signingIn" | "signingOut" | "switching";
+export type Pending = "connecting" | "disconnecting" | "deleting" | "signingIn" | "signingOut" | "switching" | "approving" | "revoking";
+
+/**
+ * A row's identity: source and name. The same name can be listed twice, a user or plugin server
+ * and an unapproved project entry of that name beside it (TRUST-1: `needs-approval`, with
+ * `approval.shadows`), so row state is never keyed by the name alone.
+ */
+export type RowKey = string;
+
+export function rowKey(server: Pick<McpServerView, "name" | "source">): RowKey {
+  return `${server.source}/${server.name}`;
+}
 
 export interface SettingsState {
   sessionId: string;
@@ -14,20 +25,20 @@ export interface SettingsState {
   loadError?: string;
   /** The tab the user picked; before that, the first tab with servers. */
   tab?: TabId;
-  /** Actions running per server name (UI-4). */
-  pending: Record<string, Pending>;
-  /** The last failed action per server name, shown in its row (UI-12, DEL-3). */
-  rowErrors: Record<string, string>;
+  /** Actions running per row (`rowKey`, UI-4). */
+  pending: Record<RowKey, Pending>;
+  /** The last failed action per row (`rowKey`), shown in its row (UI-12, DEL-3). */
+  rowErrors: Record<RowKey, string>;
   /** A failure that belongs to no row. */
   banner?: string;
   /** The delete confirmation being shown (DEL-1). */
   confirm?: { name: string; source: McpSource; path?: string };
   configPaths?: ConfigPaths;
   /**
-   * The sign-in attempt running per server name (AUTH-9). A reply of an older attempt (one the
+   * The sign-in attempt running per row (`rowKey`, AUTH-9). A reply of an older attempt (one the
    * user cancelled, or replaced by a newer Sign in) must not end the newer one.
    */
-  loginAttempts: Record<string, number>;
+  loginAttempts: Record<RowKey, number>;
   /** The last attempt number handed out (attempts are unique per page). */
   lastAttempt: number;
 }
@@ -49,9 +60,9 @@ export function applySnapshot(state: SettingsState, incoming: ServersSnapshot): 
   if (incoming.sessionId !== state.sessionId) return state;
   if (isStale(state.snapshot, incoming)) return state;
   // A server that left the list takes its row state with it.
-  const names = new Set(incoming.servers.map((s) => s.name));
-  const keep = <T>(rec: Record<string, T>) =>
-    Object.fromEntries(Object.entries(rec).filter(([name]) => names.has(name))) as Record<string, T>;
+  const keys = new Set(incoming.servers.map(rowKey));
+  const keep = <T>(rec: Record<RowKey, T>) =>
+    Object.fromEntries(Object.entries(rec).filter(([key]) => keys.has(key))) as Record<RowKey, T>;
   return {
     ...state,
     snapshot: incoming,
@@ -103,7 +114,7 @@ export function emptyState(state: SettingsState): EmptyState {
   return null;
 }
 
-export type RowAction = "connect" | "disconnect" | "login";
+export type RowAction = "connect" | "disconnect" | "login" | "approve";
 
 export interface RowButtons {
   primary: { label: TextKey; action: RowAction; disabled: boolean };
@@ -111,6 +122,8 @@ export interface RowButtons {
   cancelLogin: boolean;
   /** "Sign out" for a server with stored credentials (AUTH-5, AUTH-9); null: no such button. */
   logout: { label: TextKey; disabled: boolean } | null;
+  /** "Revoke approval" for an approved project server (TRUST-3); null: no such button. */
+  revoke: { label: TextKey; disabled: boolean } | null;
   /** Edit and Delete exist for user and project rows only (DEL-4, UI-9). */
   edit: boolean;
   delete: boolean;
@@ -118,13 +131,14 @@ export interface RowButtons {
   busy: boolean;
 }
 
-/** UI-3, UI-4, AUTH-9: the row's buttons for its status and the action running on it. */
+/** UI-3, UI-4, AUTH-9, TRUST-3: the row's buttons for its status and the action running on it. */
 export function rowButtons(server: McpServerView, pending: Pending | undefined): RowButtons {
   const editable = !server.readOnly && (server.source === "user" || server.source === "project");
   const busy = pending !== undefined;
   let primary: RowButtons["primary"];
   if (pending === "connecting") primary = { label: "connectingEllipsis", action: "connect", disabled: true };
   else if (pending === "disconnecting") primary = { label: "disconnectingEllipsis", action: "disconnect", disabled: true };
+  else if (pending === "approving") primary = { label: "approvingEllipsis", action: "approve", disabled: true };
   else if (pending === "signingIn")
     // The browser came back and the sidecar now connects with the new tokens.
     primary = { label: server.status === "connecting" ? "connectingEllipsis" : "waitingForBrowser", action: "login", disabled: true };
@@ -145,13 +159,25 @@ export function rowButtons(server: McpServerView, pending: Pending | undefined):
         // AUTH-1: a 401 is not an error to retry; the way forward is signing in.
         primary = { label: "signIn", action: "login", disabled: busy };
         break;
+      case "needs-approval":
+        // TRUST-1, TRUST-3: a project entry runs only once the user approved it as written.
+        primary = { label: "approve", action: "approve", disabled: busy };
+        break;
       default:
         primary = { label: "connect", action: "connect", disabled: busy };
     }
   let logout: RowButtons["logout"] = null;
   if (pending === "signingOut") logout = { label: "signingOutEllipsis", disabled: true };
   else if (server.signedIn && pending !== "signingIn") logout = { label: "signOut", disabled: busy };
-  return { primary, cancelLogin: pending === "signingIn", logout, edit: editable, delete: editable, busy };
+  let revoke: RowButtons["revoke"] = null;
+  if (pending === "revoking") revoke = { label: "revokingEllipsis", disabled: true };
+  else if (isApprovedProjectServer(server)) revoke = { label: "revokeApproval", disabled: busy };
+  return { primary, cancelLogin: pending === "signingIn", logout, revoke, edit: editable, delete: editable, busy };
+}
+
+/** A project server the user approved (every project row not waiting for approval): it can be revoked. */
+export function isApprovedProjectServer(server: McpServerView): boolean {
+  return server.source === "project" && server.status !== "needs-approval";
 }
 
 export const STATUS_TEXT: Record<McpStatus, TextKey> = {
@@ -161,6 +187,7 @@ export const STATUS_TEXT: Record<McpStatus, TextKey> = {
   error: "statusError",
   disconnected: "statusDisconnected",
   "needs-auth": "statusNeedsAuth",
+  "needs-approval": "statusNeedsApproval",
 };
 
 /** The command line or URL exactly as written in the config (SEC-1: never expanded). */
@@ -258,23 +285,23 @@ export function selectTab(state: SettingsState, tab: TabId): SettingsState {
   return { ...state, tab };
 }
 
-export function startAction(state: SettingsState, name: string, pending: Pending): SettingsState {
+export function startAction(state: SettingsState, key: RowKey, pending: Pending): SettingsState {
   const rowErrors = { ...state.rowErrors };
-  delete rowErrors[name];
-  return { ...state, pending: { ...state.pending, [name]: pending }, rowErrors };
+  delete rowErrors[key];
+  return { ...state, pending: { ...state.pending, [key]: pending }, rowErrors };
 }
 
 /** The action ended: clear its pending mark, apply the reply's snapshot if any, keep an error. */
 export function endAction(
   state: SettingsState,
-  name: string,
+  key: RowKey,
   outcome: { snapshot?: ServersSnapshot; error?: string },
 ): SettingsState {
   const pending = { ...state.pending };
-  delete pending[name];
+  delete pending[key];
   let next: SettingsState = { ...state, pending };
   if (outcome.snapshot) next = applySnapshot(next, outcome.snapshot);
-  if (outcome.error) next = { ...next, rowErrors: { ...next.rowErrors, [name]: outcome.error } };
+  if (outcome.error) next = { ...next, rowErrors: { ...next.rowErrors, [key]: outcome.error } };
   return next;
 }
 
@@ -290,15 +317,15 @@ export function cancelDelete(state: SettingsState): SettingsState {
 // ---- sign-in (AUTH-9) -----------------------------------------------------------------------
 
 /** Sign in started: the row waits for the browser; the attempt number identifies this run. */
-export function startLogin(state: SettingsState, name: string): { state: SettingsState; attempt: number } {
+export function startLogin(state: SettingsState, key: RowKey): { state: SettingsState; attempt: number } {
   const attempt = state.lastAttempt + 1;
-  const next = startAction(state, name, "signingIn");
-  return { state: { ...next, lastAttempt: attempt, loginAttempts: { ...next.loginAttempts, [name]: attempt } }, attempt };
+  const next = startAction(state, key, "signingIn");
+  return { state: { ...next, lastAttempt: attempt, loginAttempts: { ...next.loginAttempts, [key]: attempt } }, attempt };
 }
 
-/** Whether `attempt` is the sign-in still running for `name`. */
-export function isCurrentLogin(state: SettingsState, name: string, attempt: number): boolean {
-  return state.loginAttempts[name] === attempt && state.pending[name] === "signingIn";
+/** Whether `attempt` is the sign-in still running for the row `key`. */
+export function isCurrentLogin(state: SettingsState, key: RowKey, attempt: number): boolean {
+  return state.loginAttempts[key] === attempt && state.pending[key] === "signingIn";
 }
 
 /**
@@ -307,14 +334,14 @@ export function isCurrentLogin(state: SettingsState, name: string, attempt: numb
  */
 export function endLogin(
   state: SettingsState,
-  name: string,
+  key: RowKey,
   attempt: number,
   outcome: { snapshot?: ServersSnapshot; error?: string },
 ): SettingsState {
-  if (!isCurrentLogin(state, name, attempt)) return outcome.snapshot ? applySnapshot(state, outcome.snapshot) : state;
+  if (!isCurrentLogin(state, key, attempt)) return outcome.snapshot ? applySnapshot(state, outcome.snapshot) : state;
   const loginAttempts = { ...state.loginAttempts };
-  delete loginAttempts[name];
-  return endAction({ ...state, loginAttempts }, name, outcome);
+  delete loginAttempts[key];
+  return endAction({ ...state, loginAttempts }, key, outcome);
 }
 
 /** How a failed sign-in is reported: quietly (cancelled) or as a notification and row error (UI-12). */
@@ -335,4 +362,20 @@ export function loginFailure(error: { code?: number; data?: unknown } | undefine
 /** The reason shown under a `needs-auth` row (AUTH-1: it says how to sign in). */
 export function authReason(server: McpServerView): string | undefined {
   return server.status === "needs-auth" ? server.error : undefined;
+}
+
+/**
+ * The reason shown under a `needs-approval` row (TRUST-1: how to approve it; TRUST-9: that the
+ * workspace is not trusted).
+ */
+export function approvalReason(server: McpServerView): string | undefined {
+  return server.status === "needs-approval" ? server.error : undefined;
+}
+
+/** TRUST-6, TRUST-7: the marks a tool gets in its server's list. */
+export function toolMarks(tool: McpServerView["tools"][number]): ("definitionChanged" | "hiddenText")[] {
+  const marks: ("definitionChanged" | "hiddenText")[] = [];
+  if (tool.definitionChanged) marks.push("definitionChanged");
+  if (tool.hiddenText) marks.push("hiddenText");
+  return marks;
 }

@@ -81,10 +81,26 @@ object JcefScripts {
     /** What the injected function sent: the query's id and the page's `{method, params}` JSON. */
     data class Envelope(val id: Long, val query: String)
 
+    /**
+     * TRUST-8: the injected function's request, checked: a JSON object of bounded size with a
+     * positive integer `id` and a string `query` (itself checked by [PageBridge.check]). Anything
+     * else throws [IllegalArgumentException] and is relayed nowhere.
+     */
     fun parseEnvelope(request: String): Envelope {
-        val o: JsonObject = JsonParser.parseString(request).asJsonObject
-        return Envelope(o.get("id").asLong, o.get("query").asString)
+        // A coarse bound before parsing (escaping may grow a query up to 6 times); the query
+        // itself is held to PageBridge.MAX_QUERY_CHARS.
+        require(request.length <= PageBridge.MAX_QUERY_CHARS * 6L + ENVELOPE_OVERHEAD) { "the query is too large" }
+        val o: JsonObject = runCatching { JsonParser.parseString(request) }.getOrNull()?.takeIf { it.isJsonObject }?.asJsonObject
+            ?: throw IllegalArgumentException("the query envelope is not a JSON object")
+        val id = o.get("id")?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isNumber }?.asDouble
+        require(id != null && id >= 1 && id == Math.floor(id) && id <= Long.MAX_VALUE.toDouble()) { "the query envelope needs a positive integer id" }
+        val query = o.get("query")?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isString }?.asString
+            ?: throw IllegalArgumentException("the query envelope needs a query string")
+        return Envelope(id.toLong(), query)
     }
+
+    /** What the envelope adds to a query: its id and the keys. */
+    private const val ENVELOPE_OVERHEAD = 64
 }
 
 /** The page HTML for JCEF: the shared bundle inlined, one nonce for its script and style. */

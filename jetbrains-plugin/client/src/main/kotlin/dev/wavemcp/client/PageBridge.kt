@@ -163,16 +163,16 @@ class PageBridge(private val host: Host) : AutoCloseable {
         return HostChatOpened(prefill)
     }
 
-    /** Answers one `waveHostQuery` call. The future never fails: errors are `{error}` answers. */
+    /**
+     * Answers one `waveHostQuery` call. The future never fails: errors are `{error}` answers.
+     * TRUST-8: every query is checked first ([check]); one that fails is answered with an error
+     * and reaches neither the sidecar nor the IDE.
+     */
     fun handle(page: PageKind, queryJson: String): CompletableFuture<String> {
-        val query = try {
-            JsonParser.parseString(queryJson).asJsonObject
-        } catch (e: RuntimeException) {
-            return CompletableFuture.completedFuture(errorAnswer("the query is not a JSON object: ${e.message}"))
+        val (method, params) = when (val checked = check(queryJson)) {
+            is Checked.Ok -> checked.method to checked.params
+            is Checked.Refused -> return CompletableFuture.completedFuture(errorAnswer(checked.reason))
         }
-        val method = query.get("method")?.takeIf { it.isJsonPrimitive }?.asString
-            ?: return CompletableFuture.completedFuture(errorAnswer("the query has no method"))
-        val params = query.get("params")?.takeUnless { it.isJsonNull } ?: JsonObject()
         val answer: CompletableFuture<JsonElement> =
             if (method.startsWith("host/")) {
                 CompletableFuture.supplyAsync({ hostRequest(page, method, params) }, hostQueue)
@@ -239,7 +239,57 @@ class PageBridge(private val host: Host) : AutoCloseable {
         hostQueue.shutdown()
     }
 
+    /** What [check] says of a page's query. */
+    sealed interface Checked {
+        data class Ok(val method: String, val params: JsonObject) : Checked
+        data class Refused(val reason: String) : Checked
+    }
+
     companion object {
+        /** TRUST-8: the largest query a page may send, as JSON text. */
+        const val MAX_QUERY_CHARS = 1_000_000
+
+        /** The `host/…` requests a page may make (docs/protocol.md); any other `host/` method is unknown. */
+        val HOST_REQUESTS: Set<String> = setOf(
+            Methods.HOST_OPEN_FILE, Methods.HOST_CLOSE_SETTINGS, Methods.HOST_OPEN_SETTINGS, Methods.HOST_NOTIFY,
+            Methods.HOST_CANCEL_LOGIN, Methods.HOST_CHAT_OPENED, Methods.HOST_ANSWER,
+        )
+
+        /**
+         * TRUST-8: a page's query is a JSON object of at most [MAX_QUERY_CHARS] characters with a
+         * known method (a forwarded `wave/…` request or one of [HOST_REQUESTS]) and object params
+         * (absent or null: `{}`); `host/answer` also needs an integer `id` and, if any, a string
+         * `error`. The JCEF query handler relays nothing else.
+         */
+        fun check(queryJson: String): Checked {
+            if (queryJson.length > MAX_QUERY_CHARS) return Checked.Refused("the query is larger than $MAX_QUERY_CHARS characters")
+            val query = try {
+                JsonParser.parseString(queryJson).takeIf { it.isJsonObject }?.asJsonObject
+            } catch (e: RuntimeException) {
+                null
+            } ?: return Checked.Refused("the query is not a JSON object")
+            val method = query.get("method")?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isString }?.asString
+                ?: return Checked.Refused("the query has no method")
+            if (method !in Methods.FORWARDED_REQUESTS && method !in HOST_REQUESTS) return Checked.Refused("unknown request ${method.take(100)}")
+            val raw = query.get("params")
+            val params = when {
+                raw == null || raw.isJsonNull -> JsonObject()
+                raw.isJsonObject -> raw.asJsonObject
+                else -> return Checked.Refused("the params of $method must be an object")
+            }
+            if (method == Methods.HOST_ANSWER) {
+                val id = params.get("id")
+                if (id == null || !id.isJsonPrimitive || !id.asJsonPrimitive.isNumber || id.asDouble != Math.floor(id.asDouble)) {
+                    return Checked.Refused("host/answer needs an integer id")
+                }
+                val error = params.get("error")
+                if (error != null && !error.isJsonNull && !(error.isJsonPrimitive && error.asJsonPrimitive.isString)) {
+                    return Checked.Refused("host/answer's error must be a string")
+                }
+            }
+            return Checked.Ok(method, params)
+        }
+
         /** Longest wait of a page request for a sidecar that is starting. */
         const val START_TIMEOUT_S = 60L
 

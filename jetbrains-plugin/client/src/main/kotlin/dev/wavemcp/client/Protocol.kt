@@ -36,6 +36,8 @@ enum class McpStatus {
     @SerializedName("disconnected") DISCONNECTED,
     /** A remote server answered 401: sign in ([WaveSidecar.login], AUTH-1). */
     @SerializedName("needs-auth") NEEDS_AUTH,
+    /** A project server the user has not approved as written: nothing of it runs ([WaveSidecar.approve], TRUST-1). */
+    @SerializedName("needs-approval") NEEDS_APPROVAL,
 }
 
 data class McpToolView(
@@ -44,6 +46,10 @@ data class McpToolView(
     val description: String? = null,
     /** Switched on by the entry's `enabledTools` / `disabledTools` (BUD-1). */
     val enabled: Boolean = true,
+    /** The user allowed this tool for another definition: the permission no longer applies (TRUST-6). */
+    val definitionChanged: Boolean = false,
+    /** Hidden characters were removed from the server's text for this tool (TRUST-7). */
+    val hiddenText: Boolean = false,
 )
 
 data class McpServerView(
@@ -63,7 +69,71 @@ data class McpServerView(
     val readOnly: Boolean = false,
     /** Stored sign-in credentials: offer "Sign out" (AUTH-9). */
     val signedIn: Boolean = false,
+    /** With `status` `needs-approval`: what approving would run (TRUST-1, TRUST-3). */
+    val approval: ServerApproval? = null,
 )
+
+/** One project server waiting for the user's approval, exactly as written (TRUST-3). */
+data class ServerApproval(
+    val name: String = "",
+    /** Absolute path of the project's `.mcp.json`. */
+    val configPath: String = "",
+    val transport: String = "",
+    /** The stdio command as written (`${'$'}{VAR}` not expanded). */
+    val command: String? = null,
+    val args: List<String> = emptyList(),
+    val url: String? = null,
+    /** Names of the environment variables the entry sets, never their values. */
+    val envKeys: List<String> = emptyList(),
+    /** The `${'$'}{VAR}` names the entry reads from the user's environment. */
+    val variables: List<String> = emptyList(),
+    /** Approved before in another form: it changed since (TRUST-4). */
+    val changed: Boolean = false,
+    /** The source of a same-named server approving replaces for this project. */
+    val shadows: McpSource? = null,
+)
+
+/** Params of the sidecar's `wave/session/approveServers` request (TRUST-3). */
+data class SessionApproveServersParams(val sessionId: String = "", val servers: List<ServerApproval> = emptyList())
+
+/** The names the user approved; the others stay `needs-approval`. */
+data class SessionApproveServersResult(val approved: List<String> = emptyList())
+
+/** A tool's MCP annotations as the server declared them: hints, never guarantees (TRUST-5). */
+data class ToolAnnotationsView(
+    val title: String? = null,
+    val readOnlyHint: Boolean? = null,
+    val destructiveHint: Boolean? = null,
+    val idempotentHint: Boolean? = null,
+    val openWorldHint: Boolean? = null,
+)
+
+/** Params of the sidecar's `wave/session/confirmTool` request: a tool call no allow rule covers (TRUST-5). */
+data class SessionConfirmToolParams(
+    val sessionId: String = "",
+    val turn: Long = 0,
+    val toolCallId: String = "",
+    val server: String = "",
+    val tool: String = "",
+    val fullName: String = "",
+    val arguments: JsonObject = JsonObject(),
+    val annotations: ToolAnnotationsView? = null,
+    /** Allowed before for another definition (TRUST-6). */
+    val definitionChanged: Boolean = false,
+)
+
+/** The user's answer to `wave/session/confirmTool`. */
+enum class ToolDecision {
+    @SerializedName("once") ONCE,
+    @SerializedName("session") SESSION,
+    @SerializedName("always") ALWAYS,
+    @SerializedName("deny") DENY,
+}
+
+data class SessionConfirmToolResult(val decision: ToolDecision? = null)
+
+/** Payload of `wave/workspace/trust`: the IDE's trust in the opened project (TRUST-9). */
+data class WorkspaceTrustParams(val trusted: Boolean = true)
 
 data class ModelOptions(
     val baseUrl: String? = null,
@@ -76,6 +146,8 @@ data class InitializationOptions(
     val home: String? = null,
     val workdir: String? = null,
     val model: ModelOptions? = null,
+    /** False when the IDE does not trust the project (TRUST-9). */
+    val workspaceTrusted: Boolean? = null,
 )
 
 data class SessionParams(val sessionId: String? = null)
@@ -244,6 +316,10 @@ enum class ErrorKind {
     @SerializedName("shuttingDown") SHUTTING_DOWN,
     @SerializedName("signInFailed") SIGN_IN_FAILED,
     @SerializedName("signInCancelled") SIGN_IN_CANCELLED,
+    /** A project server the user has not approved (TRUST-1). */
+    @SerializedName("needsApproval") NEEDS_APPROVAL,
+    /** The IDE does not trust the project: its servers cannot be approved (TRUST-9). */
+    @SerializedName("untrusted") UNTRUSTED,
 }
 
 data class ErrorData(val kind: ErrorKind? = null, val path: String? = null)

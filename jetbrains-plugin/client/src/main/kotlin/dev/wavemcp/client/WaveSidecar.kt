@@ -37,6 +37,11 @@ data class SidecarOptions(
      * answered `opened = false`, so the sidecar opens the URL itself (`$BROWSER`, `xdg-open`).
      */
     val openUrl: OpenUrlHandler? = null,
+    /**
+     * TRUST-9: the IDE trusts the project (`initializationOptions.workspaceTrusted`). False: no
+     * project server can be approved and nothing of the project runs until [WaveSidecar.workspaceTrust].
+     */
+    val workspaceTrusted: Boolean = true,
 )
 
 /**
@@ -98,6 +103,12 @@ class WaveSidecar private constructor(
     /** Who answers the sidecar's page requests (the page bridge); null: they get an error. */
     @Volatile var pageRequests: PageRequestHandler? = null
 
+    /**
+     * Who answers the consent questions (TRUST-3, TRUST-5); null: [PageConsent] over
+     * [pageRequests], i.e. the chat page's cards.
+     */
+    @Volatile var consent: ConsentHandler? = null
+
     /** The `initialize` result. */
     lateinit var initializeResult: JsonObject
         private set
@@ -110,7 +121,10 @@ class WaveSidecar private constructor(
 
     companion object {
         private val SNAPSHOT_REPLIES =
-            setOf(Methods.MCP_SERVERS, Methods.MCP_CONNECT, Methods.MCP_DISCONNECT, Methods.MCP_DELETE, Methods.MCP_LOGIN, Methods.MCP_LOGOUT)
+            setOf(
+                Methods.MCP_SERVERS, Methods.MCP_CONNECT, Methods.MCP_DISCONNECT, Methods.MCP_DELETE, Methods.MCP_LOGIN,
+                Methods.MCP_LOGOUT, Methods.MCP_APPROVE, Methods.MCP_REVOKE, Methods.MCP_SET_TOOL_ENABLED,
+            )
 
         /** Longest wait of the blocking [login]: the sidecar's own callback timeout is 5 minutes. */
         const val LOGIN_TIMEOUT_MS = 6 * 60_000L
@@ -186,11 +200,19 @@ class WaveSidecar private constructor(
         }
         // LONG-5, LONG-6: sidecar requests the chat page answers (a server asks the user), handed
         // to [pageRequests]; without one the sidecar gets an error, which it takes as a decline.
-        for (method in Methods.PAGE_ANSWERED_REQUESTS) {
+        for (method in Methods.PAGE_ANSWERED_REQUESTS - Consent.METHODS) {
             connection.onRequest(method) { raw ->
                 val handler = pageRequests ?: throw IllegalStateException("no Wave chat page is showing")
                 handler.answer(method, raw)
             }
+        }
+        // TRUST-3, TRUST-5: the consent questions, typed, to [consent] (default: the chat page).
+        // No handler and no page: an error reply, which approves nothing and declines the call.
+        connection.onRequest(Methods.SESSION_APPROVE_SERVERS) { raw ->
+            consentHandler().approveServers(WIRE_GSON.fromJson(raw, SessionApproveServersParams::class.java))
+        }
+        connection.onRequest(Methods.SESSION_CONFIRM_TOOL) { raw ->
+            consentHandler().confirmTool(WIRE_GSON.fromJson(raw, SessionConfirmToolParams::class.java))
         }
         connection.start()
 
@@ -204,11 +226,15 @@ class WaveSidecar private constructor(
             home = options.home?.toString(),
             workdir = options.workdir.toString(),
             model = options.model,
+            workspaceTrusted = options.workspaceTrusted,
         )
         params.add("initializationOptions", WIRE_GSON.toJsonTree(init))
         initializeResult = await("initialize", connection.request("initialize", params)).asJsonObject
         connection.notify("initialized", JsonObject())
     }
+
+    private fun consentHandler(): ConsentHandler =
+        consent ?: pageRequests?.let { PageConsent(it) } ?: throw IllegalStateException("no Wave chat page is showing")
 
     // ---- typed requests (blocking, bounded by options.timeoutMs) ----
 
@@ -272,6 +298,17 @@ class WaveSidecar private constructor(
     /** AUTH-5: disconnects and deletes the stored credentials; the row ends `signedIn = false`. */
     fun logout(name: String, sessionId: String? = null): ServersSnapshot =
         typed(Methods.MCP_LOGOUT, ServerParams(name, sessionId), ServersSnapshot::class.java)
+
+    /** TRUST-3: approves the project server [name] exactly as written now, and connects it. */
+    fun approve(name: String, sessionId: String? = null): ServersSnapshot =
+        typed(Methods.MCP_APPROVE, ServerParams(name, sessionId), ServersSnapshot::class.java)
+
+    /** TRUST-3: disconnects the project server [name] and forgets its approval. */
+    fun revoke(name: String, sessionId: String? = null): ServersSnapshot =
+        typed(Methods.MCP_REVOKE, ServerParams(name, sessionId), ServersSnapshot::class.java)
+
+    /** TRUST-9: the IDE's trust in the project changed (`wave/workspace/trust`). */
+    fun workspaceTrust(trusted: Boolean) = connection.notify(Methods.WORKSPACE_TRUST, WorkspaceTrustParams(trusted))
 
     private fun loginKey(sessionId: String?, name: String) = "${sessionId ?: DEFAULT_SESSION_ID}\u0000$name"
 

@@ -42,6 +42,8 @@ class ElicitRelayTest {
             add("args", JsonArray().apply { add(script().toString()) })
         }
         sb.writeProject(sb.config("py" to entry))
+        // Its tools allowed in the user's own settings: this test is about the form, not consent.
+        sb.allowTools("mcp__py__*")
         FakeModel.callingOnce("mcp__py__ask_form").use { model ->
             val sidecar = sb.start(env = model.env)
             PageBridge(RecordingHost()).use { bridge ->

@@ -89,8 +89,43 @@ class Sandbox(projectName: String = "demo-app") : AutoCloseable {
         Files.writeString(userConfig, text)
     }
 
+    /** Writes the project's `.mcp.json` and approves its servers as a user does (the CLI, TRUST-1). */
     fun writeProject(text: String) {
+        writeProjectUnapproved(text)
+        approveProject()
+    }
+
+    /** Writes the project's `.mcp.json` as a cloned repository brings it: nothing approved. */
+    fun writeProjectUnapproved(text: String) {
         Files.writeString(projectConfig, text)
+    }
+
+    /**
+     * Approves every server of the project's `.mcp.json` as a user does: `wave-mcp approve NAME
+     * --workdir <workdir>` with this sandbox's HOME (never the trust store by hand).
+     */
+    fun approveProject() {
+        val names = com.google.gson.JsonParser.parseString(Files.readString(projectConfig)).asJsonObject
+            .getAsJsonObject("mcpServers")?.keySet().orEmpty()
+        for (name in names) {
+            val process = ProcessBuilder(Binaries.sidecar.toString(), "approve", name, "--workdir", workdir.toString())
+                .redirectErrorStream(true)
+                .apply { environment()["HOME"] = home.toString(); environment()["NO_COLOR"] = "1" }
+                .start()
+            val output = process.inputStream.readAllBytes().toString(Charsets.UTF_8)
+            check(process.waitFor(30, TimeUnit.SECONDS) && process.exitValue() == 0) { "wave-mcp approve $name failed: $output" }
+        }
+    }
+
+    /**
+     * The user's own permission rules (TRUST-5) in `~/.wave/settings.json`, e.g. `allow` patterns,
+     * for tests whose tool calls are not about consent.
+     */
+    fun allowTools(vararg patterns: String) {
+        val file = home.resolve(".wave").resolve("settings.json")
+        Files.createDirectories(file.parent)
+        val allow = JsonArray().apply { patterns.forEach { add(it) } }
+        Files.writeString(file, JsonObject().apply { add("permissions", JsonObject().apply { add("allow", allow) }) }.toString() + "\n")
     }
 
     /** Starts the real sidecar on this sandbox (home and workdir), logging to stderr. */
@@ -98,6 +133,7 @@ class Sandbox(projectName: String = "demo-app") : AutoCloseable {
         constructor: JsonObject? = null,
         env: Map<String, String?> = emptyMap(),
         openUrl: OpenUrlHandler? = null,
+        workspaceTrusted: Boolean = true,
     ): WaveSidecar {
         val sidecar = WaveSidecar.start(
             SidecarOptions(
@@ -108,6 +144,7 @@ class Sandbox(projectName: String = "demo-app") : AutoCloseable {
                 env = mapOf("WAVE_LOG" to "warn", "NO_COLOR" to "1", "WAVE_MODEL" to null, "WAVE_BASE_URL" to null, "WAVE_API_KEY" to null) + env,
                 stderr = { line -> System.err.println("[sidecar] $line") },
                 openUrl = openUrl,
+                workspaceTrusted = workspaceTrusted,
             ),
         )
         started += sidecar

@@ -37,6 +37,10 @@ class JcefPage(project: Project, private val kind: PageKind, parent: Disposable)
         Disposer.register(this, query)
         Disposer.register(this, browser)
 
+        // TRUST-8: every query is validated before anything is relayed: the envelope here (bounded
+        // size, integer id, string query), the query in PageBridge.handle (known method, object
+        // params, size limit). Only the main frame gets the query function (onLoadEnd below), and
+        // the page's CSP (`frame-src 'none'`) admits no frame that could reach it.
         query.addHandler { request ->
             val envelope = runCatching { JcefScripts.parseEnvelope(request) }.getOrNull()
                 ?: return@addHandler JBCefJSQuery.Response(null, 1, "malformed query")

@@ -6,6 +6,8 @@ package dev.wavemcp.intellij
 
 import com.intellij.DynamicBundle
 import com.intellij.ide.BrowserUtil
+import com.intellij.ide.impl.isTrusted
+import com.intellij.ide.trustedProjects.TrustedProjectsListener
 import com.intellij.ide.plugins.PluginManagerCore
 import com.intellij.notification.NotificationAction
 import com.intellij.notification.NotificationGroupManager
@@ -77,8 +79,17 @@ class WaveProjectService(private val project: Project) : Disposable {
         val executable = SidecarLocator.find(pluginDir = pluginDir, projectDir = workdir)
             ?: error("wave-mcp was not found (bundled, in the project's target/, on PATH or in WAVE_MCP_SIDECAR)")
         log.info("starting $executable lsp in $workdir")
+        // TRUST-9: an untrusted project (opened in safe mode) gets no project server approved and
+        // runs nothing of the project until the user trusts it (then `wave/workspace/trust`).
+        val trusted = project.isTrusted()
         val started = WaveSidecar.start(
-            SidecarOptions(executable = executable, workdir = workdir, stderr = { log.debug(it) }, openUrl = SignInBrowser()),
+            SidecarOptions(
+                executable = executable,
+                workdir = workdir,
+                stderr = { log.debug(it) },
+                openUrl = SignInBrowser(),
+                workspaceTrusted = trusted,
+            ),
         )
         if (disposed) {
             started.shutdown()
@@ -91,7 +102,14 @@ class WaveProjectService(private val project: Project) : Disposable {
             }
         }
         sidecar = started
+        // TRUST-3, TRUST-5: the consent questions are answered by the chat page's cards (the
+        // client's default, PageConsent over the page bridge): nothing to set here.
         bridge.attach(started)
+        if (!trusted) {
+            TrustedProjectsListener.onceWhenProjectTrusted(this) { trustedProject ->
+                if (trustedProject == project && sidecar === started) started.workspaceTrust(true)
+            }
+        }
     }
 
     /** UI-1: the settings page in an editor tab, "MCP services" selected. */

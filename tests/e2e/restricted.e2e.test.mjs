@@ -1,0 +1,106 @@
+// END TO END in a real VS Code (code-server) with workspace trust on (TRUST-9): the workspace
+// opens in Restricted Mode. The extension runs there (it declares limited support for untrusted
+// workspaces), tells the sidecar `workspaceTrusted: false`, and nothing of the project runs: its
+// server (a command that leaves a marker file) is listed as waiting, its row says the workspace
+// is not trusted, Approve fails, a chat turn asks nothing and starts nothing. Trusting the
+// workspace (VS Code's Manage Workspace Trust) sends `wave/workspace/trust`: the row then says how
+// to approve it, and Approve runs it.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  installExtension,
+  makeSandbox,
+  openWorkbench,
+  outputDir,
+  processesMentioning,
+  runCommand,
+  startFakeModel,
+  testServerBin,
+  until,
+  webviewFrame,
+  writeUserSettings,
+} from "./support.mjs";
+
+const sb = makeSandbox({ approved: false });
+const marker = path.join(sb.root, "restricted-ran.marker");
+let model;
+let server;
+let browser;
+let page;
+
+const shot = (name) => page.screenshot({ path: path.join(outputDir, `${name}.png`) });
+
+before(async () => {
+  fs.mkdirSync(outputDir, { recursive: true });
+  const script = `touch ${marker}; exec ${testServerBin} --name guarded --tools echo`;
+  fs.writeFileSync(path.join(sb.workspace, ".mcp.json"), JSON.stringify({ mcpServers: { guarded: { command: "sh", args: ["-c", script] } } }, null, 2) + "\n");
+  model = await startFakeModel(() => ({ say: "Hello from Restricted Mode." }));
+  writeUserSettings(sb, {
+    "wave.model.baseUrl": model.baseUrl,
+    "wave.model.name": "fake-model",
+    "security.workspace.trust.enabled": true,
+    // No start-up dialog: the folder opens in Restricted Mode.
+    "security.workspace.trust.startupPrompt": "never",
+    "security.workspace.trust.banner": "never",
+  });
+  installExtension(sb);
+  ({ server, browser, page } = await openWorkbench(sb, { workspaceTrust: true }));
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  await model?.close();
+  await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
+    console.error(e.message, processesMentioning(sb.root));
+    throw e;
+  });
+  if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
+});
+
+describe("Restricted Mode in a real VS Code (code-server)", () => {
+  test("TRUST-9: in Restricted Mode nothing of the project runs and its row says the workspace is not trusted; trusting it lets the user approve", async () => {
+    await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).waitFor({ timeout: 60_000 });
+    await runCommand(page, "Wave: MCP Servers");
+    const settings = await webviewFrame(page, "settings", 60_000);
+    await settings.locator('button.source-tab[data-tab="project"]').click();
+    const row = settings.locator('li.server-row[data-server="guarded"][data-source="project"]');
+    await row.waitFor();
+    assert.equal(await row.getAttribute("data-status"), "needs-approval");
+    assert.match(await row.locator(".approval-reason").textContent(), /the workspace is not trusted/);
+    await row.locator("button[data-action=approve]").click();
+    await row.locator(".action-error").waitFor({ timeout: 30_000 });
+    assert.match(await row.locator(".action-error").textContent(), /^Could not approve "guarded": /);
+    await shot("trust-06-restricted-mode-row");
+
+    // A chat turn asks nothing about the project and starts nothing of it.
+    // Back closes the settings tab and shows the chat (UI-7).
+    await settings.locator("button.back").click();
+    const chat = await webviewFrame(page, "chat", 60_000);
+    await chat.locator("#chat-input").fill("hello");
+    await chat.locator("#chat-input").press("Enter");
+    await chat.locator(".msg-assistant", { hasText: "Hello from Restricted Mode." }).waitFor({ timeout: 60_000 });
+    assert.equal(await chat.locator(".consent").count(), 0, "no approval asked in Restricted Mode");
+    assert.equal(fs.existsSync(marker), false, "nothing of the project ran");
+
+    // The user trusts the workspace: VS Code's Manage Workspace Trust → Trust.
+    await runCommand(page, "Workspaces: Manage Workspace Trust");
+    const trust = page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust$/ }).first();
+    await trust.waitFor({ timeout: 30_000 });
+    await trust.click();
+    await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).waitFor({ state: "detached", timeout: 30_000 });
+    await runCommand(page, "Wave: MCP Servers");
+    const again = await webviewFrame(page, "settings", 60_000);
+    await again.locator('button.source-tab[data-tab="project"]').click();
+    const trusted = again.locator('li.server-row[data-server="guarded"][data-source="project"]');
+    await until(async () => /approve it with/.test((await trusted.locator(".approval-reason").textContent()) ?? ""), "the row says how to approve it", 30_000);
+    assert.equal(fs.existsSync(marker), false, "trusting the workspace approves nothing by itself");
+    await trusted.locator("button[data-action=approve]").click();
+    await until(async () => (await trusted.getAttribute("data-status")) === "connected", "approved and connected", 60_000);
+    assert.equal(fs.existsSync(marker), true);
+    await shot("trust-07-trusted-and-approved");
+  });
+});
