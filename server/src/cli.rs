@@ -349,7 +349,9 @@ async fn approve(server: &str, workdir: Option<PathBuf>) -> Result<()> {
 async fn revoke(server: &str, workdir: Option<PathBuf>) -> Result<()> {
     let manager = workdir_manager(workdir)?;
     manager.revoke(server).await?;
-    println!("revoked the approval of MCP server \"{server}\": it does not run until approved again");
+    println!(
+        "revoked the approval of MCP server \"{server}\": it does not run until approved again"
+    );
     Ok(())
 }
 

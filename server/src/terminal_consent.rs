@@ -81,8 +81,16 @@ pub fn describe(server: &ServerApproval) -> String {
         }
     )];
     if let Some(command) = &server.command {
-        let args: Vec<String> = server.args.iter().map(|a| crate::cli::display_arg(a)).collect();
-        lines.push(format!("  runs:      {command} {}", args.join(" ")).trim_end().to_string());
+        let args: Vec<String> = server
+            .args
+            .iter()
+            .map(|a| crate::cli::display_arg(a))
+            .collect();
+        lines.push(
+            format!("  runs:      {command} {}", args.join(" "))
+                .trim_end()
+                .to_string(),
+        );
     }
     if let Some(url) = &server.url {
         lines.push(format!("  connects:  {url} ({})", server.transport));
@@ -122,7 +130,11 @@ pub fn ask_approval(server: &ServerApproval, input: &mut dyn BufRead, out: &mut 
     }
 }
 
-fn confirm(request: &ToolConfirmation, input: &mut dyn BufRead, out: &mut dyn Write) -> ToolDecision {
+fn confirm(
+    request: &ToolConfirmation,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> ToolDecision {
     let hints = request.annotations.as_ref();
     let mut badges = Vec::new();
     if hints.and_then(|a| a.read_only_hint) == Some(true) {

@@ -15,6 +15,7 @@ use wave_mcp_manager::{
 };
 
 use crate::announce;
+use crate::consent::{SessionGrants, ToolConfirmation, ToolDecision};
 use crate::error::AgentError;
 use crate::exec::{self, ScriptResult};
 use crate::live::{TurnEvent, TurnHooks};
@@ -24,10 +25,9 @@ use crate::options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ToolPoolMode,
 };
-use crate::consent::{SessionGrants, ToolConfirmation, ToolDecision};
 use crate::permissions::{PermissionRules, Verdict};
-use crate::settings::{PermissionSource, RECHECK_AFTER};
 use crate::pool::{EXEC_TOOL, Pool};
+use crate::settings::{PermissionSource, RECHECK_AFTER};
 use crate::tool_search::{self, SEARCH_TOOL, SearchPlan, SearchSettings, SearchState};
 use crate::transcript::Transcript;
 

@@ -33,6 +33,7 @@ mod transcript;
 
 pub use agent::{Agent, ToolCallReport, ToolOutcome, TurnReport};
 pub use chat::{chat, chat_with_interrupts};
+pub use consent::{Consent, ServerApproval, ToolConfirmation, ToolDecision};
 pub use error::AgentError;
 pub use live::{CancellationToken, TurnEvent, TurnHooks};
 pub use message::{Image, Message, Role, ToolCall};
@@ -40,7 +41,6 @@ pub use options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ModelSettings, ToolPoolMode,
 };
-pub use consent::{Consent, ServerApproval, ToolConfirmation, ToolDecision};
 pub use permissions::{DefaultMode, PermissionRules, Verdict};
 pub use pool::EXEC_TOOL;
 pub use wave_mcp_manager::{ReconnectPolicy, ServerSnapshot, Status, Timeouts};

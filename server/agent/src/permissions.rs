@@ -165,14 +165,20 @@ mod tests {
         };
         let user = Source::User;
         assert_eq!(rules.verdict("mcp__a__echo", user), Verdict::Allow);
-        assert!(matches!(rules.verdict("mcp__a__fail", user), Verdict::Deny(_)));
+        assert!(matches!(
+            rules.verdict("mcp__a__fail", user),
+            Verdict::Deny(_)
+        ));
         assert_eq!(
             rules.verdict("mcp__a__drop", user),
             Verdict::Ask {
                 rule: Some("mcp__a__drop".into())
             }
         );
-        assert_eq!(rules.verdict("mcp__b__echo", user), Verdict::Ask { rule: None });
+        assert_eq!(
+            rules.verdict("mcp__b__echo", user),
+            Verdict::Ask { rule: None }
+        );
         assert!(rules.is_usable("mcp__b__echo"), "allow hides nothing");
         assert!(!rules.is_usable("mcp__a__fail"));
         let allow_mode = PermissionRules {
@@ -203,7 +209,10 @@ mod tests {
             rules.verdict("mcp__u__echo", Source::User),
             Verdict::Ask { rule: None }
         );
-        assert_eq!(rules.verdict("mcp__p__echo", Source::Project), Verdict::Allow);
+        assert_eq!(
+            rules.verdict("mcp__p__echo", Source::Project),
+            Verdict::Allow
+        );
         assert!(matches!(
             rules.verdict("mcp__u__gone", Source::User),
             Verdict::Deny(_)

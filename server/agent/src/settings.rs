@@ -114,7 +114,10 @@ impl PermissionSource {
             rules.extend(user_rules);
         }
         rules.extend(self.options.clone());
-        if let Some(project_rules) = project.as_ref().and_then(|v| permissions_of(v, project_path)) {
+        if let Some(project_rules) = project
+            .as_ref()
+            .and_then(|v| permissions_of(v, project_path))
+        {
             rules.extend_from_project(project_rules);
         }
         let mut search = SearchSettings::default();

@@ -644,7 +644,11 @@ impl McpManager {
     /// Project entries waiting for the user's approval (TRUST-3): none while the IDE does not
     /// trust the project, since they could not be approved anyway (TRUST-9).
     pub fn awaiting_approval(&self) -> Vec<ServerApproval> {
-        if self.shared.untrusted.load(std::sync::atomic::Ordering::SeqCst) {
+        if self
+            .shared
+            .untrusted
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
             return Vec::new();
         }
         let state = self.shared.lock();
@@ -665,7 +669,11 @@ impl McpManager {
             if state.destroyed {
                 return Err(Error::Destroyed);
             }
-            if self.shared.untrusted.load(std::sync::atomic::Ordering::SeqCst) {
+            if self
+                .shared
+                .untrusted
+                .load(std::sync::atomic::Ordering::SeqCst)
+            {
                 return Err(Error::Untrusted(name.to_string()));
             }
             let waiting = state.awaiting.iter().find(|s| s.entry.name == name);
@@ -757,7 +765,7 @@ impl McpManager {
             .shared
             .untrusted
             .swap(!trusted, std::sync::atomic::Ordering::SeqCst);
-        if was != !trusted {
+        if was == trusted {
             self.reload().await;
         }
     }
@@ -841,7 +849,10 @@ impl McpManager {
                     slot.status,
                     Status::Connected | Status::Connecting | Status::Reconnecting
                 );
-                let waits = state.awaiting.iter().any(|w| w.entry.name == slot.entry.name);
+                let waits = state
+                    .awaiting
+                    .iter()
+                    .any(|w| w.entry.name == slot.entry.name);
                 if was_connected && waits {
                     state.resume.insert(slot.entry.name.clone());
                 }

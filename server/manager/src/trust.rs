@@ -256,7 +256,9 @@ impl TrustStore {
 
     /// The definition hash a tool was allowed `always` for, if it was.
     pub fn tool_permission(&self, server: &str, tool: &str) -> Option<String> {
-        self.view().tool_permission(server, tool).map(str::to_string)
+        self.view()
+            .tool_permission(server, tool)
+            .map(str::to_string)
     }
 
     /// The file as it is now, for many look-ups at one `stat`'s cost.
@@ -386,7 +388,11 @@ mod tests {
             json!({"command": "node", "args": ["s.js"], "env": {"A": "1"}, "x": null}),
             json!({"command": "node", "args": ["s.js"], "env": {"A": "1"}, "disabledTools": []}),
         ] {
-            assert_ne!(entry_fingerprint(&base), entry_fingerprint(&changed), "{changed}");
+            assert_ne!(
+                entry_fingerprint(&base),
+                entry_fingerprint(&changed),
+                "{changed}"
+            );
         }
         // Length-prefixed: moving text between two strings is a change.
         assert_ne!(

@@ -31,7 +31,10 @@ impl Consent for TurnConsent {
             match client.send_request::<SessionApproveServers>(params).await {
                 Ok(result) => result.approved,
                 Err(e) => {
-                    tracing::info!("no answer to the approval question, nothing approved: {}", e.message);
+                    tracing::info!(
+                        "no answer to the approval question, nothing approved: {}",
+                        e.message
+                    );
                     Vec::new()
                 }
             }
@@ -74,7 +77,10 @@ impl Consent for TurnConsent {
                     Wire::Deny => ToolDecision::Deny,
                 },
                 Err(e) => {
-                    tracing::info!("no answer to the tool confirmation, declined: {}", e.message);
+                    tracing::info!(
+                        "no answer to the tool confirmation, declined: {}",
+                        e.message
+                    );
                     ToolDecision::Deny
                 }
             }

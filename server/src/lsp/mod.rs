@@ -32,11 +32,12 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
-    METHODS, McpApprove, McpConfigPaths, McpConnect, McpRevoke, WorkspaceTrust, WorkspaceTrustParams, McpDelete, McpDisconnect, McpLogin, McpLogout, McpServers,
-    McpSetToolEnabled, REQUEST_FAILED, ServerParams, ServersSnapshot, SessionCreate,
-    SessionCreateParams, SessionCreated, SessionDestroy, SessionDestroyParams, SessionDestroyed,
-    SessionHistory, SessionHistoryParams, SessionHistoryResult, SessionParams, SessionSend,
-    SessionSendAccepted, SessionSendParams, SetToolEnabledParams,
+    METHODS, McpApprove, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout,
+    McpRevoke, McpServers, McpSetToolEnabled, REQUEST_FAILED, ServerParams, ServersSnapshot,
+    SessionCreate, SessionCreateParams, SessionCreated, SessionDestroy, SessionDestroyParams,
+    SessionDestroyed, SessionHistory, SessionHistoryParams, SessionHistoryResult, SessionParams,
+    SessionSend, SessionSendAccepted, SessionSendParams, SetToolEnabledParams, WorkspaceTrust,
+    WorkspaceTrustParams,
 };
 use wave_mcp_protocol::{McpPrompts, McpPromptsResult, McpResources, McpResourcesResult};
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
@@ -245,8 +246,7 @@ impl LanguageServer for Backend {
         let servers = options.mcp_servers.unwrap_or_default();
         let model = options.model.unwrap_or_default();
         let trusted = options.workspace_trusted.unwrap_or(true);
-        let registry =
-            Registry::start(self.client.clone(), home, workdir, servers, model, trusted);
+        let registry = Registry::start(self.client.clone(), home, workdir, servers, model, trusted);
         if self.registry.set(registry).is_err() {
             return Err(jsonrpc::Error::invalid_request());
         }

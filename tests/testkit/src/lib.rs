@@ -179,7 +179,10 @@ impl SandboxDirs {
         let path = workdir.join(".mcp.json");
         let text = std::fs::read_to_string(&path).expect("the project's .mcp.json");
         let config: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-        let names = config["mcpServers"].as_object().cloned().unwrap_or_default();
+        let names = config["mcpServers"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         for name in names.keys() {
             let output = std::process::Command::new(binary("wave-mcp"))
                 .args(["approve", name, "--workdir"])
