@@ -20,6 +20,7 @@ mod reload;
 mod sse;
 mod support;
 mod tools;
+mod trust;
 
 /// The sidecar's LSP test client lives in the testkit (one client for every suite and the bench).
 use wave_mcp_testkit::lsp as lsp_client;
