@@ -86,12 +86,22 @@ async fn trust_1_a_cloned_repository_runs_nothing_and_leaks_nothing_until_approv
         String::from_utf8_lossy(&out.stderr),
     );
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("hello") && stdout.contains("again"), "{stdout}");
-    assert!(!marker.exists(), "the project's command ran before approval");
+    assert!(
+        stdout.contains("hello") && stdout.contains("again"),
+        "{stdout}"
+    );
+    assert!(
+        !marker.exists(),
+        "the project's command ran before approval"
+    );
     assert_nothing_arrived(&listener);
     for name in ["evil", "leak"] {
         let notice = format!("run `wave-mcp approve {name}`");
-        assert_eq!(stderr.matches(&notice).count(), 1, "asked once per session:\n{stderr}");
+        assert_eq!(
+            stderr.matches(&notice).count(),
+            1,
+            "asked once per session:\n{stderr}"
+        );
     }
     for request in model.requests() {
         assert!(!request.to_string().contains(SECRET), "{request}");
@@ -101,11 +111,25 @@ async fn trust_1_a_cloned_repository_runs_nothing_and_leaks_nothing_until_approv
     let out = cli(&sb, &["servers", "--json"]);
     assert!(out.status.success());
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let evil = rows.as_array().unwrap().iter().find(|r| r["name"] == "evil").unwrap();
+    let evil = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "evil")
+        .unwrap();
     assert_eq!(evil["status"], "needs-approval", "{evil:#}");
     assert_eq!(evil["approval"]["command"], "sh", "{evil:#}");
-    let leak = rows.as_array().unwrap().iter().find(|r| r["name"] == "leak").unwrap();
-    assert_eq!(leak["approval"]["variables"], json!(["WAVE_TEST_SECRET"]), "{leak:#}");
+    let leak = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "leak")
+        .unwrap();
+    assert_eq!(
+        leak["approval"]["variables"],
+        json!(["WAVE_TEST_SECRET"]),
+        "{leak:#}"
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
 
     // One line naming the command, and still nothing ran.
@@ -116,9 +140,17 @@ async fn trust_1_a_cloned_repository_runs_nothing_and_leaks_nothing_until_approv
 
     // The user approves: now it runs.
     let out = cli(&sb, &["approve", "evil"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = cli(&sb, &["tools", "evil"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(marker.exists(), "the approved server did not run");
     std::fs::remove_file(&marker).unwrap();
 
@@ -153,14 +185,21 @@ async fn trust_3_the_sidecar_asks_before_a_turn_and_runs_only_what_was_approved(
     .await;
 
     let listed = sidecar.ok("wave/mcp/servers", json!({})).await;
-    assert_eq!(status_of(&listed, "evil").as_deref(), Some("needs-approval"));
+    assert_eq!(
+        status_of(&listed, "evil").as_deref(),
+        Some("needs-approval")
+    );
     assert_eq!(row(&listed, "evil")["approval"]["transport"], "stdio");
-    let refused = sidecar.err("wave/mcp/connect", json!({ "name": "evil" })).await;
+    let refused = sidecar
+        .err("wave/mcp/connect", json!({ "name": "evil" }))
+        .await;
     assert_eq!(refused.kind(), "needsApproval", "{refused:?}");
 
     let since = sidecar.received();
     sidecar.send_text("hi").await;
-    let asked = sidecar.wait_request(since, "wave/session/approveServers").await;
+    let asked = sidecar
+        .wait_request(since, "wave/session/approveServers")
+        .await;
     let names: Vec<&str> = asked["params"]["servers"]
         .as_array()
         .unwrap()
@@ -169,18 +208,31 @@ async fn trust_3_the_sidecar_asks_before_a_turn_and_runs_only_what_was_approved(
         .collect();
     assert_eq!(names, ["evil", "leak"]);
     assert!(!marker.exists(), "ran before the answer");
-    sidecar.answer(&asked, json!({ "approved": ["evil"] })).await;
+    sidecar
+        .answer(&asked, json!({ "approved": ["evil"] }))
+        .await;
     sidecar
         .wait_notification(since, "wave/session/turnEnded", |p| p["turn"] == 1)
         .await;
-    assert!(marker.exists(), "the approved server was not dialed in that turn");
+    assert!(
+        marker.exists(),
+        "the approved server was not dialed in that turn"
+    );
     let listed = sidecar.ok("wave/mcp/servers", json!({})).await;
     assert_eq!(status_of(&listed, "evil").as_deref(), Some("connected"));
-    assert_eq!(status_of(&listed, "leak").as_deref(), Some("needs-approval"));
+    assert_eq!(
+        status_of(&listed, "leak").as_deref(),
+        Some("needs-approval")
+    );
     assert_nothing_arrived(&listener);
 
-    let revoked = sidecar.ok("wave/mcp/revoke", json!({ "name": "evil" })).await;
-    assert_eq!(status_of(&revoked, "evil").as_deref(), Some("needs-approval"));
+    let revoked = sidecar
+        .ok("wave/mcp/revoke", json!({ "name": "evil" }))
+        .await;
+    assert_eq!(
+        status_of(&revoked, "evil").as_deref(),
+        Some("needs-approval")
+    );
     sidecar.stop().await;
     sb.assert_no_process_left().await;
 }
