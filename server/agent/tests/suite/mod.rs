@@ -3,6 +3,7 @@
 mod announce;
 mod budget;
 mod chat;
+mod consent;
 mod exec;
 mod faults;
 mod hardening;
