@@ -247,7 +247,12 @@ fn print_server(server: &ServerSnapshot) {
         println!("  config:  {}", path.display());
     }
     if let Some(error) = &server.error {
-        println!("  error:   {}", safe(error));
+        // A project server waiting for approval is not in error: its reason says what to do.
+        let label = match server.status {
+            wave_mcp_manager::Status::NeedsApproval => "approve:",
+            _ => "error:  ",
+        };
+        println!("  {label} {}", safe(error));
     }
     let origin = match (server.tools_from_cache, server.last_connected_at) {
         (true, Some(at)) => format!(

@@ -682,16 +682,9 @@ impl McpManager {
                 None => return self.check_project_server(&state, name),
             }
         };
-        let shared = self.shared.clone();
         let owned = name.to_string();
-        tokio::task::spawn_blocking(move || shared.trust.approve(&owned, &fingerprint))
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r)
-            .map_err(|reason| Error::Trust {
-                path: self.shared.trust.path().to_path_buf(),
-                reason,
-            })?;
+        self.write_trust(move |trust| trust.approve(&owned, &fingerprint))
+            .await?;
         tracing::info!(server = %name, "project MCP server approved");
         self.reload().await;
         Ok(())
@@ -710,19 +703,28 @@ impl McpManager {
                 self.check_project_server(&state, name)?;
             }
         }
-        let shared = self.shared.clone();
         let owned = name.to_string();
-        tokio::task::spawn_blocking(move || shared.trust.revoke(&owned))
+        self.write_trust(move |trust| trust.revoke(&owned).map(drop))
+            .await?;
+        tracing::info!(server = %name, "approval of project MCP server revoked");
+        self.reload().await;
+        Ok(())
+    }
+
+    /// One write of the trust store, off the async runtime; a failure names the file.
+    async fn write_trust(
+        &self,
+        write: impl FnOnce(&TrustStore) -> Result<(), String> + Send + 'static,
+    ) -> Result<(), Error> {
+        let shared = self.shared.clone();
+        tokio::task::spawn_blocking(move || write(&shared.trust))
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r)
             .map_err(|reason| Error::Trust {
                 path: self.shared.trust.path().to_path_buf(),
                 reason,
-            })?;
-        tracing::info!(server = %name, "approval of project MCP server revoked");
-        self.reload().await;
-        Ok(())
+            })
     }
 
     /// The user edits an approved project entry through the host (a tool switch, BUD-2): the
