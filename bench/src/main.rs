@@ -218,6 +218,19 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
                 verdict: "",
             });
         }
+        let ratio = r.remembered / r.allow_mode;
+        table.push(Row {
+            id: "3c",
+            figure: format!(
+                "tool call allowed by a remembered `always` permission (definition hash checked), stdio (median of {})",
+                r.calls
+            ),
+            ours: fmt_time(r.remembered),
+            baseline: format!("defaultMode \"allow\": {}", fmt_time(r.allow_mode)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.02×",
+            verdict: verdict(ratio <= 1.02),
+        });
     }
     if wanted(4) {
         eprintln!("row 4: a no-MCP turn under callgrind");

@@ -30,6 +30,10 @@ pub struct RoundTripResult {
     pub stdio: Transport,
     pub http: Transport,
     pub calls: usize,
+    /// Row 3c, stdio: a call the user allowed `always` (the trust store's definition hash
+    /// checked on every call) and the same call under `defaultMode: "allow"`, medians.
+    pub remembered: f64,
+    pub allow_mode: f64,
 }
 
 /// Our test server over Streamable HTTP on 127.0.0.1; killed when dropped.
@@ -85,12 +89,59 @@ pub async fn run(calls: usize) -> Result<RoundTripResult> {
     agent.connect_mcp_server("http").await?;
     let stdio = measure(&agent, "stdio", calls).await;
     let http_result = measure(&agent, "http", calls).await;
+    let consent = remembered_vs_allow_mode(&scratch, &agent, &model.base_url, calls).await;
     agent.destroy().await;
+    let (remembered, allow_mode) = consent?;
     Ok(RoundTripResult {
         stdio: stdio?,
         http: http_result?,
         calls,
+        remembered,
+        allow_mode,
     })
+}
+
+/// Row 3c: a second agent of the same home in `ask` mode, whose stdio `echo` the user allowed
+/// `always` (pinned to the live definition), against `agent` (`defaultMode: "allow"`); calls
+/// alternate between the two, medians returned (remembered, allow mode).
+async fn remembered_vs_allow_mode(
+    scratch: &Scratch,
+    agent: &wave_mcp_agent::Agent,
+    base_url: &str,
+    calls: usize,
+) -> Result<(f64, f64)> {
+    let mut servers = Map::new();
+    servers.insert("stdio".into(), util::stdio_server(&["--tools", "echo"]));
+    let mut options = util::agent_options(scratch, &scratch.workdir, servers, base_url, "ask");
+    options.permissions = wave_mcp_agent::PermissionRules::default();
+    let mut asking = util::agent(options)?;
+    asking.connect_mcp_server("stdio").await?;
+    let echo = asking
+        .manager()
+        .tool("mcp__stdio__echo")
+        .context("echo is not listed")?;
+    asking
+        .manager()
+        .trust()
+        .allow_tool("stdio", "echo", &echo.definition)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let full_name = "mcp__stdio__echo";
+    for i in 0..calls / 10 {
+        funnel_call(&asking, full_name, i).await?;
+        funnel_call(agent, full_name, i).await?;
+    }
+    let (mut remembered, mut allow_mode) = (Vec::new(), Vec::new());
+    for i in 0..calls {
+        if i % 2 == 0 {
+            remembered.push(funnel_call(&asking, full_name, i).await?);
+            allow_mode.push(funnel_call(agent, full_name, i).await?);
+        } else {
+            allow_mode.push(funnel_call(agent, full_name, i).await?);
+            remembered.push(funnel_call(&asking, full_name, i).await?);
+        }
+    }
+    asking.destroy().await;
+    Ok((util::median(&remembered), util::median(&allow_mode)))
 }
 
 /// The arguments of the `i`-th `echo` call; the server answers with the text `call {i}`.

@@ -119,6 +119,11 @@ pub fn agent_options(
             shutdown_grace: Duration::from_millis(500),
         },
         mcp_reconnect: ReconnectPolicy::default(),
+        // The host pre-approves the calls (TRUST-5); row 3c measures a remembered permission.
+        permissions: wave_mcp_agent::PermissionRules {
+            default_mode: Some(wave_mcp_agent::DefaultMode::Allow),
+            ..wave_mcp_agent::PermissionRules::default()
+        },
         ..AgentOptions::default()
     }
 }
