@@ -579,12 +579,12 @@ impl Agent {
         name: &str,
         arguments: Map<String, Value>,
     ) -> ToolOutcome {
-        let source = || {
-            self.manager
-                .tool(name)
-                .map_or(wave_mcp_manager::Source::User, |t| t.source)
-        };
-        match rules.verdict(name, source()) {
+        // Looked up once: its source for the rules, its definition for a permission.
+        let tool = self.manager.tool(name);
+        let source = tool
+            .as_ref()
+            .map_or(wave_mcp_manager::Source::User, |t| t.source);
+        match rules.verdict(name, source) {
             Verdict::Allow => {}
             Verdict::Deny(why) => {
                 tracing::info!(tool = %name, "tool call refused: {why}");
@@ -593,7 +593,10 @@ impl Agent {
                 ));
             }
             Verdict::Ask { rule } => {
-                if let Some(refused) = self.consent(name, &arguments, rule.is_some()).await {
+                // An unknown tool is not asked about: the call fails as before (TOOL-3).
+                if let Some(tool) = tool
+                    && let Some(refused) = self.consent(tool, &arguments, rule.is_some()).await
+                {
                     return refused;
                 }
             }
@@ -615,12 +618,11 @@ impl Agent {
     /// tool's definition is the one it was given for, and never to a tool an `ask` rule names.
     async fn consent(
         &self,
-        name: &str,
+        tool: McpTool,
         arguments: &Map<String, Value>,
         ask_rule: bool,
     ) -> Option<ToolOutcome> {
-        // An unknown tool is not asked about: the call fails as before (TOOL-3).
-        let tool = self.manager.tool(name)?;
+        let name = tool.full_name.as_str();
         let session = self.session_grants.get(name);
         let trust = self.manager.trust();
         let always = trust
