@@ -625,19 +625,16 @@ impl Agent {
         let name = tool.full_name.as_str();
         let session = self.session_grants.get(name);
         let trust = self.manager.trust();
-        let always = trust
-            .view()
-            .tool_permission(&tool.server, &tool.name)
-            .map(Arc::<str>::from);
-        let pinned = [&session, &always];
-        if !ask_rule
-            && pinned
-                .iter()
-                .any(|grant| grant.as_deref() == Some(&*tool.definition))
-        {
+        // Checked within the settings files' window: another process's edit of the trust file
+        // reaches a call within it, a decision of this process at once.
+        let view = trust.view_within(RECHECK_AFTER);
+        let always = view.tool_permission(&tool.server, &tool.name);
+        let pinned = [session.as_deref(), always];
+        if !ask_rule && pinned.contains(&Some(&*tool.definition)) {
             return None;
         }
-        let definition_changed = pinned.iter().any(|grant| grant.is_some());
+        let definition_changed = pinned.iter().any(Option::is_some);
+        drop(view);
         let Some(consent) = self.hooks.consent.clone() else {
             tracing::info!(tool = %name, "no one to ask: tool call declined");
             return Some(ToolOutcome::error(declined(name)));

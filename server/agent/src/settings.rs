@@ -7,9 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use wave_mcp_manager::Stamp;
 
 use crate::permissions::PermissionRules;
 use crate::tool_search::{self, SearchSettings};
@@ -46,13 +48,6 @@ struct Checked {
 /// What identifies a version of each settings file (`None`: the file does not exist).
 type Stamps = [Option<Stamp>; 2];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-    inode: u64,
-}
-
 impl PermissionSource {
     pub(crate) fn new(options: PermissionRules, workdir: &Path, home: &Path) -> PermissionSource {
         PermissionSource {
@@ -84,7 +79,7 @@ impl PermissionSource {
         {
             return (checked.rules.clone(), tool_search::with_env(checked.search));
         }
-        let stamps = self.files.each_ref().map(|path| stamp(path));
+        let stamps = self.files.each_ref().map(|path| Stamp::of(path));
         let (rules, search) = match cached.take() {
             Some(checked) if checked.stamps == stamps => (checked.rules, checked.search),
             _ => {
@@ -128,19 +123,6 @@ impl PermissionSource {
         }
         (rules, search)
     }
-}
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    let metadata = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
-    #[cfg(not(unix))]
-    let inode = 0;
-    Some(Stamp {
-        len: metadata.len(),
-        modified: metadata.modified().ok(),
-        inode,
-    })
 }
 
 /// One settings file as JSON; a missing file is silent, one that is not JSON a warning.

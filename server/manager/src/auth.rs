@@ -21,7 +21,7 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 
 use crate::config::OAuthSettings;
-use crate::files;
+use crate::files::{self, Stamp};
 
 /// A secret value (client secret, token): `Debug` and `Display` print `***` (AUTH-6).
 #[derive(Clone, PartialEq, Eq)]
@@ -98,25 +98,13 @@ struct Disk {
 /// Every record of the file; a missing file has none. A file that cannot be read or parsed is
 /// an error naming it: it is never discarded or overwritten.
 pub(crate) fn read_all(path: &Path) -> Result<BTreeMap<String, Record>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let disk: Disk = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "{} is not a valid credential file ({e}); fix or remove it and sign in again",
-            path.display()
-        )
-    })?;
-    if disk.version != FORMAT_VERSION {
-        return Err(format!(
-            "{} has format version {}, this wave-mcp reads version {FORMAT_VERSION}",
-            path.display(),
-            disk.version
-        ));
-    }
-    Ok(disk.servers)
+    let disk: Option<Disk> = files::read_versioned(
+        path,
+        FORMAT_VERSION,
+        "credential file",
+        "fix or remove it and sign in again",
+    )?;
+    Ok(disk.map(|disk| disk.servers).unwrap_or_default())
 }
 
 /// The servers (canonical URLs) with stored credentials.
@@ -159,24 +147,6 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// What identifies one version of the credential file: a write replaces it (new inode).
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    #[cfg(unix)]
-    inode: u64,
-}
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some(Stamp {
-        len: meta.len(),
-        modified: meta.modified().ok(),
-        #[cfg(unix)]
-        inode: std::os::unix::fs::MetadataExt::ino(&meta),
-    })
-}
-
 /// The file's records as last read, per path, with the version they were read at.
 type Seen = HashMap<PathBuf, (Stamp, Arc<BTreeMap<String, Record>>)>;
 
@@ -185,7 +155,7 @@ type Seen = HashMap<PathBuf, (Stamp, Arc<BTreeMap<String, Record>>)>;
 fn read_all_cached(path: &Path) -> Result<Arc<BTreeMap<String, Record>>, String> {
     static SEEN: OnceLock<std::sync::Mutex<Seen>> = OnceLock::new();
     let seen = SEEN.get_or_init(Default::default);
-    let now = stamp(path);
+    let now = Stamp::of(path);
     let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
     if let (Some(now), Some((at, records))) = (now, seen.get(path))
         && now == *at

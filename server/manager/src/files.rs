@@ -105,3 +105,59 @@ fn write_new(path: &Path, bytes: &[u8], private: bool, sync: bool) -> io::Result
     f.write_all(bytes)?;
     if sync { f.sync_all() } else { Ok(()) }
 }
+
+/// What identifies one version of a file on disk (length, modification time, inode): a cache of
+/// its content is valid while the stamp is the same. One `stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl Stamp {
+    /// The stamp of `path` now; `None` when it does not exist (or cannot be read).
+    pub fn of(path: &Path) -> Option<Stamp> {
+        let metadata = fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some(Stamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+            inode,
+        })
+    }
+}
+
+/// A JSON file of ours that carries a `version` field: `Ok(None)` when it does not exist; an
+/// error naming the file (and what to do, `remedy`) when it cannot be read, is not valid, or has
+/// another format version. Such a file is never discarded or overwritten.
+pub(crate) fn read_versioned<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    version: u32,
+    kind: &str,
+    remedy: &str,
+) -> Result<Option<T>, String> {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: u32,
+    }
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let invalid =
+        |e: serde_json::Error| format!("{} is not a valid {kind} ({e}); {remedy}", path.display());
+    let found: Versioned = serde_json::from_slice(&bytes).map_err(invalid)?;
+    if found.version != version {
+        return Err(format!(
+            "{} has format version {}, this wave-mcp reads version {version}",
+            path.display(),
+            found.version
+        ));
+    }
+    serde_json::from_slice(&bytes).map(Some).map_err(invalid)
+}

@@ -28,6 +28,7 @@ pub use elicitation::{
     Elicitation, ElicitationAction, ElicitationAnswer, ElicitationKind, Elicitor,
 };
 pub use error::Error;
+pub use files::Stamp;
 pub use live::{CallHooks, CancellationToken, Progress, ProgressSink};
 pub use login::{Browser, DEFAULT_LOGIN_TIMEOUT, UrlOpener, login_timeout};
 pub use manager::{

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::config::{ServerEntry, Source};
-use crate::files;
+use crate::files::{self, Stamp};
 
 /// Version of the file format this build reads and writes.
 const FORMAT_VERSION: u32 = 1;
@@ -182,27 +182,9 @@ struct Pinned {
 /// One version of the file as read: what identifies it on disk and what it holds.
 struct Read {
     stamp: Option<Stamp>,
+    /// When the stamp was last compared with the file's.
+    checked: Instant,
     disk: Arc<Disk>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-    inode: u64,
-}
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    let metadata = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
-    #[cfg(not(unix))]
-    let inode = 0;
-    Some(Stamp {
-        len: metadata.len(),
-        modified: metadata.modified().ok(),
-        inode,
-    })
 }
 
 /// The trust store of one home directory, for one project. Reads are cached per version of the
@@ -263,8 +245,15 @@ impl TrustStore {
 
     /// The file as it is now, for many look-ups at one `stat`'s cost.
     pub fn view(&self) -> TrustView<'_> {
+        self.view_within(Duration::ZERO)
+    }
+
+    /// The file as of a check at most `max_age` ago: for a tool call's remembered permission,
+    /// which another process's edit of the file reaches within that window (the settings files'
+    /// rules take the same); this process's own writes are seen at once.
+    pub fn view_within(&self, max_age: Duration) -> TrustView<'_> {
         TrustView {
-            disk: self.current(),
+            disk: self.checked_within(max_age),
             project: &self.project,
         }
     }
@@ -286,11 +275,24 @@ impl TrustStore {
 
     /// The file's content now: re-read only when its stamp changed.
     fn current(&self) -> Arc<Disk> {
+        self.checked_within(Duration::ZERO)
+    }
+
+    /// The file's content as of a check at most `max_age` ago (zero: now). A write of this
+    /// store is seen at once, whatever `max_age`.
+    fn checked_within(&self, max_age: Duration) -> Arc<Disk> {
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-        let now = stamp(&self.path);
         if let Some(read) = cached.as_ref()
+            && !max_age.is_zero()
+            && read.checked.elapsed() <= max_age
+        {
+            return read.disk.clone();
+        }
+        let now = Stamp::of(&self.path);
+        if let Some(read) = cached.as_mut()
             && read.stamp == now
         {
+            read.checked = Instant::now();
             return read.disk.clone();
         }
         let disk = match read_disk(&self.path) {
@@ -302,6 +304,7 @@ impl TrustStore {
         };
         *cached = Some(Read {
             stamp: now,
+            checked: Instant::now(),
             disk: disk.clone(),
         });
         disk
@@ -323,6 +326,8 @@ impl TrustStore {
         let mut json = serde_json::to_vec_pretty(&disk).map_err(|e| format!("{path:?}: {e}"))?;
         json.push(b'\n');
         files::write_atomic(path, &json, true).map_err(io)?;
+        // The next look-up reads what was just written, whatever window it allows.
+        *self.cached.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(result)
     }
 }
@@ -344,30 +349,11 @@ impl TrustView<'_> {
 /// The whole file; missing is empty. A file that cannot be read or parsed is an error naming it:
 /// it is never discarded or overwritten.
 fn read_disk(path: &Path) -> Result<Disk, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Disk {
-                version: FORMAT_VERSION,
-                ..Disk::default()
-            });
-        }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let disk: Disk = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "{} is not a valid trust file ({e}); fix or remove it",
-            path.display()
-        )
-    })?;
-    if disk.version != FORMAT_VERSION {
-        return Err(format!(
-            "{} has format version {}, this wave-mcp reads version {FORMAT_VERSION}",
-            path.display(),
-            disk.version
-        ));
-    }
-    Ok(disk)
+    let disk = files::read_versioned(path, FORMAT_VERSION, "trust file", "fix or remove it")?;
+    Ok(disk.unwrap_or(Disk {
+        version: FORMAT_VERSION,
+        ..Disk::default()
+    }))
 }
 
 #[cfg(test)]
@@ -447,5 +433,34 @@ mod tests {
         let err = store.approve("db", "f").unwrap_err();
         assert!(err.contains("trusted-servers.json"), "{err}");
         assert_eq!(std::fs::read_to_string(store.path()).unwrap(), "{not json");
+    }
+
+    // TRUST-6: a remembered permission read within a window: this store's own write is seen at
+    // once; another process's (another store of the same file) once the window has passed.
+    #[test]
+    fn trust_6_a_windowed_view_sees_its_own_writes_at_once() {
+        let home = tempfile::tempdir().unwrap();
+        let ours = TrustStore::new(home.path(), Path::new("/p"));
+        let other = TrustStore::new(home.path(), Path::new("/p"));
+        let hour = Duration::from_secs(3600);
+        assert_eq!(ours.view_within(hour).tool_permission("db", "q"), None);
+        ours.allow_tool("db", "q", "d1").unwrap();
+        assert_eq!(
+            ours.view_within(hour).tool_permission("db", "q"),
+            Some("d1")
+        );
+        other.allow_tool("db", "q", "d2").unwrap();
+        assert_eq!(
+            ours.view_within(hour).tool_permission("db", "q"),
+            Some("d1")
+        );
+        assert_eq!(
+            ours.view_within(Duration::ZERO).tool_permission("db", "q"),
+            Some("d2")
+        );
+        assert_eq!(
+            ours.view_within(hour).tool_permission("db", "q"),
+            Some("d2")
+        );
     }
 }
