@@ -61,6 +61,7 @@ export class Sidecar implements vscode.Disposable {
       setting: config.get<string>("sidecarPath"),
       extensionPath: this.context.extensionPath,
       workspaceFolders: folders,
+      workspaceTrusted: vscode.workspace.isTrusted,
     });
     this.choice = choice;
     if (choice.origin === "bundled") ensureExecutable(choice.path);

@@ -10,6 +10,11 @@ export interface SidecarLookup {
   extensionPath: string;
   /** Workspace folders, searched for `target/release` and `target/debug` builds. */
   workspaceFolders: string[];
+  /**
+   * Whether the user trusts the workspace (`workspace.isTrusted`). A binary inside an untrusted
+   * workspace is the repository's code: it is never run (TRUST-9).
+   */
+  workspaceTrusted: boolean;
   platform?: NodeJS.Platform;
 }
 
@@ -33,7 +38,7 @@ export function sidecarCandidates(lookup: SidecarLookup): SidecarChoice[] {
   const setting = lookup.setting?.trim();
   if (setting) list.push({ path: setting, origin: "setting" });
   list.push({ path: path.join(lookup.extensionPath, "bin", exe), origin: "bundled" });
-  for (const folder of lookup.workspaceFolders) {
+  for (const folder of lookup.workspaceTrusted ? lookup.workspaceFolders : []) {
     list.push({ path: path.join(folder, "target", "release", exe), origin: "workspace" });
     list.push({ path: path.join(folder, "target", "debug", exe), origin: "workspace" });
   }
@@ -54,7 +59,7 @@ export function resolveSidecar(lookup: SidecarLookup, exists: (p: string) => boo
   const found = candidates.find((c) => exists(c.path));
   if (!found)
     throw new Error(
-      `no wave-mcp binary found: set wave.sidecarPath, or build it (cargo build --bin wave-mcp) in the workspace. Looked at: ${candidates
+      `no wave-mcp binary found: set wave.sidecarPath, or build it (cargo build --bin wave-mcp) in a trusted workspace. Looked at: ${candidates
         .map((c) => c.path)
         .join(", ")}`,
     );

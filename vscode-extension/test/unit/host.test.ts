@@ -231,7 +231,7 @@ describe("webview HTML (strict CSP)", () => {
 
 describe("sidecar binary", () => {
   it("prefers the setting, then the bundled binary, then workspace builds", () => {
-    const c = sidecarCandidates({ setting: " /opt/wave-mcp ", extensionPath: "/ext", workspaceFolders: ["/ws"], platform: "linux" });
+    const c = sidecarCandidates({ setting: " /opt/wave-mcp ", extensionPath: "/ext", workspaceFolders: ["/ws"], workspaceTrusted: true, platform: "linux" });
     expect(c.map((x) => [x.origin, x.path])).toEqual([
       ["setting", "/opt/wave-mcp"],
       ["bundled", "/ext/bin/wave-mcp"],
@@ -244,14 +244,29 @@ describe("sidecar binary", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wave-sidecar-"));
     fs.mkdirSync(path.join(dir, "target", "debug"), { recursive: true });
     fs.writeFileSync(path.join(dir, "target", "debug", "wave-mcp"), "");
-    expect(resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [dir] })).toEqual({
+    expect(resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [dir], workspaceTrusted: true })).toEqual({
       path: path.join(dir, "target", "debug", "wave-mcp"),
       origin: "workspace",
     });
-    expect(() => resolveSidecar({ setting: "/no/such/file", extensionPath: "/nowhere", workspaceFolders: [dir] })).toThrow(
+    expect(() => resolveSidecar({ setting: "/no/such/file", extensionPath: "/nowhere", workspaceFolders: [dir], workspaceTrusted: true })).toThrow(
       "wave.sidecarPath",
     );
-    expect(() => resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [] })).toThrow("no wave-mcp binary");
+    expect(() => resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [], workspaceTrusted: true })).toThrow("no wave-mcp binary");
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  // TRUST-9: a cloned repository's `target/debug/wave-mcp` is its own code: in Restricted Mode
+  // it is never chosen, so opening the folder runs nothing of it.
+  it("TRUST-9: never runs a binary of an untrusted workspace", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wave-sidecar-"));
+    fs.mkdirSync(path.join(dir, "target", "debug"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "target", "debug", "wave-mcp"), "#!/bin/sh\ntouch PWNED\n");
+    expect(() => resolveSidecar({ extensionPath: "/nowhere", workspaceFolders: [dir], workspaceTrusted: false })).toThrow(
+      "in a trusted workspace",
+    );
+    expect(sidecarCandidates({ extensionPath: "/ext", workspaceFolders: [dir], workspaceTrusted: false }).map((c) => c.origin)).toEqual([
+      "bundled",
+    ]);
     fs.rmSync(dir, { recursive: true });
   });
 });

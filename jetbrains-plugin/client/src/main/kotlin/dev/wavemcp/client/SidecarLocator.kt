@@ -11,19 +11,21 @@ object SidecarLocator {
     /**
      * The first executable of: the path the user set, `$WAVE_MCP_SIDECAR`, the binary bundled in
      * the plugin (`<plugin>/bin/wave-mcp`), a workspace build (`target/release`, `target/debug`
-     * of the project), `wave-mcp` on `PATH`. Null when there is none.
+     * of the project, only when the user trusts the project: in an untrusted one that binary is
+     * the repository's own code, TRUST-9), `wave-mcp` on `PATH`. Null when there is none.
      */
     fun find(
         setting: String? = null,
         env: Map<String, String> = System.getenv(),
         pluginDir: Path? = null,
         projectDir: Path? = null,
+        projectTrusted: Boolean = false,
     ): Path? {
         val candidates = mutableListOf<Path>()
         setting?.trim()?.takeIf { it.isNotEmpty() }?.let { candidates.add(Path.of(it)) }
         env["WAVE_MCP_SIDECAR"]?.trim()?.takeIf { it.isNotEmpty() }?.let { candidates.add(Path.of(it)) }
         pluginDir?.let { candidates.add(it.resolve("bin").resolve(exe)) }
-        projectDir?.let {
+        projectDir?.takeIf { projectTrusted }?.let {
             candidates.add(it.resolve("target").resolve("release").resolve(exe))
             candidates.add(it.resolve("target").resolve("debug").resolve(exe))
         }

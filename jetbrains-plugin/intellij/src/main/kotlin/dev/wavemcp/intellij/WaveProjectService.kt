@@ -76,12 +76,13 @@ class WaveProjectService(private val project: Project) : Disposable {
         val pluginDir = PluginManagerCore.getPlugin(PluginId.getId("dev.wavemcp"))?.pluginPath
         pluginDir?.resolve("bin")?.resolve("wave-mcp")?.takeIf { Files.isRegularFile(it) && !Files.isExecutable(it) }
             ?.toFile()?.setExecutable(true)
-        val executable = SidecarLocator.find(pluginDir = pluginDir, projectDir = workdir)
-            ?: error("wave-mcp was not found (bundled, in the project's target/, on PATH or in WAVE_MCP_SIDECAR)")
-        log.info("starting $executable lsp in $workdir")
         // TRUST-9: an untrusted project (opened in safe mode) gets no project server approved and
-        // runs nothing of the project until the user trusts it (then `wave/workspace/trust`).
+        // runs nothing of the project until the user trusts it (then `wave/workspace/trust`); not
+        // even a `wave-mcp` in its target/.
         val trusted = project.isTrusted()
+        val executable = SidecarLocator.find(pluginDir = pluginDir, projectDir = workdir, projectTrusted = trusted)
+            ?: error("wave-mcp was not found (bundled, in a trusted project's target/, on PATH or in WAVE_MCP_SIDECAR)")
+        log.info("starting $executable lsp in $workdir")
         val started = WaveSidecar.start(
             SidecarOptions(
                 executable = executable,
