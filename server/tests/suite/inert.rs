@@ -11,21 +11,6 @@ use super::support::*;
 /// Bytes no server may get onto the terminal: ESC, BEL, and C1 CSI (U+009B, UTF-8 C2 9B).
 const CONTROL: &[&[u8]] = &[b"\x1b", b"\x07", "\u{9b}".as_bytes()];
 
-/// Hidden characters the test server sends: removed before anything is shown or modelled.
-const HIDDEN: &[char] = &[
-    '\u{E0049}',
-    '\u{E0047}',
-    '\u{200B}',
-    '\u{200C}',
-    '\u{200D}',
-    '\u{2060}',
-    '\u{FEFF}',
-    '\u{202E}',
-    '\u{2066}',
-    '\u{2069}',
-    '\u{202A}',
-];
-
 fn find(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -36,7 +21,7 @@ fn assert_inert(bytes: &[u8], what: &str) {
     for control in CONTROL {
         assert!(!find(bytes, control), "{what} has {control:x?}: {shown:?}");
     }
-    for hidden in HIDDEN {
+    for hidden in HIDDEN_CHARS {
         assert!(!shown.contains(*hidden), "{what} has {hidden:?}: {shown:?}");
     }
 }

@@ -11,8 +11,8 @@ use wave_mcp_manager::{ManagerOptions, McpManager, ReconnectPolicy, Timeouts};
 // `server(&manager, name)` is the manager's row: `row` is the sidecar's (`lsp_client::row`).
 pub use wave_mcp_testkit::manager::{row as server, status};
 pub use wave_mcp_testkit::{
-    HttpServer, Rng, alive, assert_all_dead, binary, eventually, faults_seed, free_port, read_pids,
-    wait_for_pids,
+    HIDDEN_CHARS, HttpServer, Rng, alive, assert_all_dead, binary, eventually, faults_seed,
+    free_port, read_pids, wait_for_pids,
 };
 
 /// Our rmcp test server (the `wave-mcp-test-server` crate under `tests/test-server`). Another

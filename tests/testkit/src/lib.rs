@@ -231,6 +231,26 @@ macro_rules! suite_sandbox {
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (for a server that takes a fixed port).
+/// Hidden characters the test server's `--hostile-text` sends (tags spelling "IGNORE",
+/// zero-width, word joiner, BOM, bidi override and isolates).
+pub const HIDDEN_CHARS: &[char] = &[
+    '\u{E0049}',
+    '\u{E0047}',
+    '\u{E004E}',
+    '\u{E004F}',
+    '\u{E0052}',
+    '\u{E0045}',
+    '\u{200B}',
+    '\u{200C}',
+    '\u{200D}',
+    '\u{2060}',
+    '\u{FEFF}',
+    '\u{202E}',
+    '\u{2066}',
+    '\u{2069}',
+    '\u{202A}',
+];
+
 pub fn free_port() -> u16 {
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .unwrap()

@@ -17,6 +17,7 @@ import {
   startFakeModel,
   startSidecar,
   testServerBin,
+  closeAll,
   until,
   useBrowser,
   writeProject,
@@ -167,10 +168,7 @@ describe("TRUST-8: the VS Code bridge takes messages only from its host frame", 
       await until(async () => (await webview.locator("#chat-input").inputValue()) === "from the host", "the host's prefill");
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, model, sandbox);
     }
   });
 });

@@ -10,6 +10,7 @@ import {
   openChatPage,
   outputDir,
   startSidecar,
+  closeAll,
   until,
   useBrowser,
   useEchoModel,
@@ -59,9 +60,7 @@ describe("chat page against the real sidecar (JCEF bridge)", () => {
       await page.screenshot({ path: path.join(outputDir, "20-chat-reloaded.png"), fullPage: true });
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, sandbox);
     }
   });
 
@@ -79,9 +78,7 @@ describe("chat page against the real sidecar (JCEF bridge)", () => {
       assert.equal(refused?.error?.data?.kind, "chatUnavailable");
       assert.ok(relay.hostLog.some((e) => e.method === "host/notify" && e.params.level === "error"), "the host is told (UI-12)");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, sandbox);
     }
   });
 });

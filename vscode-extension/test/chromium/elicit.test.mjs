@@ -16,6 +16,7 @@ import {
   repoDir,
   startFakeModel,
   startSidecar,
+  closeAll,
   until,
   useBrowser,
   userPermissions,
@@ -174,9 +175,7 @@ describe("elicitation on the chat page (JCEF bridge)", () => {
       await until(async () => (await page.locator("#elicit-waiting").count()) === 0 || undefined, "the waiting state closes");
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, sandbox);
     }
   });
 
@@ -212,10 +211,7 @@ describe("elicitation on the chat page (JCEF bridge)", () => {
       await page.locator(".msg-assistant", { hasText: "done" }).waitFor({ timeout: 30_000 });
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, model, sandbox);
     }
   });
 });

@@ -282,6 +282,25 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
 }
 
 /** Polls `fn` until it returns a truthy value (bounded). */
+/**
+ * Ends what a test started, in the order given, each whatever the others did: a browser context
+ * or a fake model (`close`), a sidecar (`stop`), a sandbox (`cleanup`). `undefined` is skipped.
+ */
+export async function closeAll(...things) {
+  const failures = [];
+  for (const thing of things) {
+    if (!thing) continue;
+    try {
+      if (typeof thing.stop === "function") await thing.stop();
+      else if (typeof thing.cleanup === "function") thing.cleanup();
+      else await thing.close();
+    } catch (e) {
+      failures.push(e);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
+}
+
 export async function until(fn, what, timeoutMs = 20_000) {
   const start = Date.now();
   for (;;) {

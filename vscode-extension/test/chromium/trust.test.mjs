@@ -21,6 +21,7 @@ import {
   startFakeModel,
   startSidecar,
   testServerBin,
+  closeAll,
   until,
   useBrowser,
   writeProject,
@@ -123,10 +124,7 @@ describe("the chat's consent cards against the real sidecar (JCEF bridge)", () =
       assert.equal(fs.existsSync(otherPids), false);
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, model, sandbox);
     }
   });
 
@@ -147,10 +145,7 @@ describe("the chat's consent cards against the real sidecar (JCEF bridge)", () =
       const snapshot = await sidecar.request("wave/mcp/servers", {});
       assert.equal(snapshot.servers.find((s) => s.name === "db").status, "needs-approval");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, model, sandbox);
     }
   });
 
@@ -221,10 +216,7 @@ describe("the chat's consent cards against the real sidecar (JCEF bridge)", () =
       assert.equal(await page.locator(".consent").count(), 0);
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, model, sandbox);
     }
   });
 
@@ -253,10 +245,7 @@ describe("the chat's consent cards against the real sidecar (JCEF bridge)", () =
       assert.deepEqual(history.runningTurns, []);
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, model, sandbox);
     }
   });
 
@@ -312,11 +301,7 @@ describe("the chat's consent cards against the real sidecar (JCEF bridge)", () =
       assert.equal(await py.locator('li.tool[data-tool="plain"] [data-mark]').count(), 0);
       await shot(page, "trust-05-settings-tool-changed");
     } finally {
-      await settings?.context.close();
-      await chat.context.close();
-      await sidecar.stop();
-      await model.close();
-      sandbox.cleanup();
+      await closeAll(settings?.context, chat.context, sidecar, model, sandbox);
     }
   });
 });
@@ -378,9 +363,7 @@ describe("the settings page's needs-approval rows against the real sidecar (JCEF
       assert.ok(relay.sidecarLog.some((e) => e.method === "wave/mcp/revoke" && e.params.name === "alpha"));
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, sandbox);
     }
   });
 
@@ -411,9 +394,7 @@ describe("the settings page's needs-approval rows against the real sidecar (JCEF
       await shot(page, "trust-10-settings-hidden-text");
       assert.deepEqual(errors, []);
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, sandbox);
     }
   });
 
@@ -444,9 +425,7 @@ describe("the settings page's needs-approval rows against the real sidecar (JCEF
       await alpha.locator("button[data-action=approve]").click();
       await until(async () => (await alpha.getAttribute("data-status")) === "connected", "alpha approved and connected");
     } finally {
-      await context.close();
-      await sidecar.stop();
-      sandbox.cleanup();
+      await closeAll(context, sidecar, sandbox);
     }
   });
 });

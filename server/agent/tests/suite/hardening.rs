@@ -8,28 +8,8 @@ use serde_json::{Value, json};
 
 use super::support::*;
 
-/// Hidden characters the test server's `--hostile-text` sends (tags spelling "IGNORE",
-/// zero-width, word joiner, BOM, bidi override and isolates).
-const HIDDEN: &[char] = &[
-    '\u{E0049}',
-    '\u{E0047}',
-    '\u{E004E}',
-    '\u{E004F}',
-    '\u{E0052}',
-    '\u{E0045}',
-    '\u{200B}',
-    '\u{200C}',
-    '\u{200D}',
-    '\u{2060}',
-    '\u{FEFF}',
-    '\u{202E}',
-    '\u{2066}',
-    '\u{2069}',
-    '\u{202A}',
-];
-
 fn assert_no_hidden(text: &str, what: &str) {
-    for hidden in HIDDEN {
+    for hidden in HIDDEN_CHARS {
         assert!(!text.contains(*hidden), "{what} has {hidden:?}: {text:?}");
     }
 }

@@ -17,8 +17,8 @@ use wave_mcp_agent::{
     Status, Timeouts, ToolPoolMode,
 };
 pub use wave_mcp_testkit::{
-    FakeModel, HttpServer, Rng, Step, alive, assert_all_dead, binary, call, declared, eventually,
-    exec, faults_seed, read_pids, say, wait_for_pids,
+    FakeModel, HIDDEN_CHARS, HttpServer, Rng, Step, alive, assert_all_dead, binary, call, declared,
+    eventually, exec, faults_seed, read_pids, say, wait_for_pids,
 };
 
 // ---------------------------------------------------------------------------------------------
