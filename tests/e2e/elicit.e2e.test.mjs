@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  closeWorkbench,
   approveProject,
   hasWebviewFrame,
   installExtension,
@@ -19,7 +20,6 @@ import {
   openWorkbench,
   outputDir,
   peersDir,
-  processesMentioning,
   repoDir,
   runCommand,
   startFakeModel,
@@ -61,16 +61,7 @@ before(async () => {
   ({ server, browser, page } = await openWorkbench(sb));
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  await model?.close();
-  await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
-    console.error(e.message, processesMentioning(sb.root));
-    throw e;
-  });
-  if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
-});
+after(() => closeWorkbench(sb, { browser, server, model }));
 
 describe("elicitation in a real VS Code (code-server)", () => {
   test("LONG-5: a server's form shows in the chat view, is filled and accepted, and the tool gets the answer", async (t) => {

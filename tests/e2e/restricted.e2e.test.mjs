@@ -11,11 +11,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  closeWorkbench,
   installExtension,
   makeSandbox,
   openWorkbench,
   outputDir,
-  processesMentioning,
   runCommand,
   startFakeModel,
   testServerBin,
@@ -50,16 +50,7 @@ before(async () => {
   ({ server, browser, page } = await openWorkbench(sb, { workspaceTrust: true }));
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  await model?.close();
-  await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
-    console.error(e.message, processesMentioning(sb.root));
-    throw e;
-  });
-  if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
-});
+after(() => closeWorkbench(sb, { browser, server, model }));
 
 describe("Restricted Mode in a real VS Code (code-server)", () => {
   test("TRUST-9: in Restricted Mode nothing of the project runs and its row says the workspace is not trusted; trusting it lets the user approve", async () => {

@@ -283,6 +283,22 @@ export function startWorkspaceModel() {
   });
 }
 
+/**
+ * The end of a file's tests: closes the browser, stops code-server (which ends the extension
+ * host, the sidecar and every MCP server it started), closes the fake model, then waits until no
+ * process of the sandbox is left (NO orphans) and removes it (unless WAVE_KEEP_SANDBOX=1).
+ */
+export async function closeWorkbench(sb, { browser, server, model } = {}) {
+  await browser?.close();
+  await server?.stop();
+  await model?.close();
+  await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
+    console.error(e.message, processesMentioning(sb.root));
+    throw e;
+  });
+  if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
+}
+
 export async function until(fn, what, timeoutMs = 30_000) {
   const start = Date.now();
   let last;

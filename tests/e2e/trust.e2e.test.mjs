@@ -17,13 +17,13 @@ import * as http from "node:http";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  closeWorkbench,
   installExtension,
   lastMessage,
   makeSandbox,
   openWorkbench,
   outputDir,
   peersDir,
-  processesMentioning,
   repoDir,
   runCommand,
   startFakeModel,
@@ -93,15 +93,8 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  await model?.close();
   repositoryListener?.close();
-  await until(() => processesMentioning(sb.root).length === 0, "no process of the sandbox left", 30_000).catch((e) => {
-    console.error(e.message, processesMentioning(sb.root));
-    throw e;
-  });
-  if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
+  await closeWorkbench(sb, { browser, server, model });
 });
 
 describe("consent in a real VS Code (code-server)", () => {
