@@ -60,7 +60,7 @@ impl Elicitor for TerminalElicitor {
 
 /// A terminal writer that shows control characters escaped (TRUST-7). Formatting hands it
 /// whole `str` pieces, so a character is never split between two writes.
-struct TerminalSafe<W>(W);
+pub(crate) struct TerminalSafe<W>(pub(crate) W);
 
 impl<W: Write> Write for TerminalSafe<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

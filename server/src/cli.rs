@@ -215,8 +215,16 @@ fn servers(common: Common) -> Result<()> {
     Ok(())
 }
 
+/// `println!` of a line that quotes the config (a project's `.mcp.json` is a repository's text,
+/// as hostile as a server's: TRUST-7): no escape sequence of it reaches the terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", safe(&format!($($arg)*)))
+    };
+}
+
 fn print_server(server: &ServerSnapshot) {
-    println!(
+    say!(
         "{}  [{}, {}]  {}",
         server.name,
         server.source.as_str(),
@@ -230,7 +238,7 @@ fn print_server(server: &ServerSnapshot) {
             .map(|a| display_arg(a))
             .collect::<Vec<_>>()
             .join(" ");
-        println!(
+        say!(
             "  command: {command}{}{args}",
             if args.is_empty() { "" } else { " " }
         );
@@ -241,10 +249,10 @@ fn print_server(server: &ServerSnapshot) {
         } else {
             ""
         };
-        println!("  url:     {url}{signed_in}");
+        say!("  url:     {url}{signed_in}");
     }
     if let Some(path) = &server.config_path {
-        println!("  config:  {}", path.display());
+        say!("  config:  {}", path.display());
     }
     if let Some(error) = &server.error {
         // A project server waiting for approval is not in error: its reason says what to do.
@@ -252,7 +260,7 @@ fn print_server(server: &ServerSnapshot) {
             wave_mcp_manager::Status::NeedsApproval => "approve:",
             _ => "error:  ",
         };
-        println!("  {label} {}", safe(error));
+        say!("  {label} {error}");
     }
     let origin = match (server.tools_from_cache, server.last_connected_at) {
         (true, Some(at)) => format!(
@@ -265,10 +273,10 @@ fn print_server(server: &ServerSnapshot) {
         ),
         _ => String::new(),
     };
-    println!("  tools:   {}{origin}", server.tools.len());
+    say!("  tools:   {}{origin}", server.tools.len());
     for tool in &server.tools {
         let off = if tool.enabled { "" } else { "  (switched off)" };
-        println!("    {}{off}", tool.full_name);
+        say!("    {}{off}", tool.full_name);
     }
 }
 
@@ -277,7 +285,7 @@ pub(crate) fn display_arg(arg: &str) -> String {
     let plain = !arg.is_empty()
         && !arg
             .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'));
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '\\'));
     if plain {
         return arg.to_string();
     }
@@ -344,7 +352,7 @@ async fn approve(server: &str, workdir: Option<PathBuf>) -> Result<()> {
         println!("MCP server \"{server}\" is already approved as written");
         return Ok(());
     };
-    println!("{}", crate::terminal_consent::describe(approval));
+    println!("{}", safe(&crate::terminal_consent::describe(approval)));
     manager.approve(server).await?;
     println!("approved: it runs from the next chat turn or connect, until its entry changes");
     Ok(())

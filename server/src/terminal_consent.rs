@@ -9,7 +9,9 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use wave_mcp_agent::{Consent, ServerApproval, ToolConfirmation, ToolDecision};
 
-use crate::ask::read_line;
+use wave_mcp_manager::inert::terminal_safe;
+
+use crate::ask::{TerminalSafe, read_line};
 
 /// Asks on the terminal.
 pub struct TerminalConsent;
@@ -24,7 +26,7 @@ impl Consent for TerminalConsent {
         Box::pin(async move {
             if !std::io::stdin().is_terminal() {
                 for server in &servers {
-                    eprintln!("{}", not_approved_notice(&server.name));
+                    eprintln!("{}", terminal_safe(&not_approved_notice(&server.name)));
                 }
                 return Vec::new();
             }
@@ -115,6 +117,8 @@ pub fn describe(server: &ServerApproval) -> String {
 
 /// Shows `server` and asks yes or no; no answer (end of input) is no.
 pub fn ask_approval(server: &ServerApproval, input: &mut dyn BufRead, out: &mut dyn Write) -> bool {
+    // The entry is the repository's text: no escape sequence of it reaches the terminal (TRUST-7).
+    let out = &mut TerminalSafe(out);
     let _ = writeln!(out, "\n{}", describe(server));
     loop {
         let _ = write!(out, "Approve and run it? [y]es, [n]o: ");
@@ -135,6 +139,8 @@ fn confirm(
     input: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> ToolDecision {
+    // The title and arguments are the server's and the model's text (TRUST-7).
+    let out = &mut TerminalSafe(out);
     let hints = request.annotations.as_ref();
     let mut badges = Vec::new();
     if hints.and_then(|a| a.read_only_hint) == Some(true) {
@@ -183,5 +189,42 @@ fn confirm(
             Some('n') => return ToolDecision::Deny,
             _ => continue,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // TRUST-3, TRUST-7: the terminal's question shows what would run, with the repository's
+    // escape sequences shown escaped (so no sequence can hide or retitle what is approved); `y`
+    // approves, the end of input does not.
+    #[test]
+    fn trust_7_the_approval_question_shows_the_entry_inert() {
+        let server = ServerApproval {
+            name: "db".into(),
+            config_path: "/p/.mcp.json".into(),
+            transport: "stdio".into(),
+            command: Some("sh\u{1b}[2K\r".into()),
+            args: vec!["-c".into(), "touch x\u{1b}]0;t\u{7}".into()],
+            url: None,
+            env_keys: vec!["TOKEN".into()],
+            variables: vec!["HOME".into()],
+            changed: true,
+            shadows: Some(wave_mcp_manager::Source::User),
+            fingerprint: "f".into(),
+        };
+        let mut shown = Vec::new();
+        assert!(ask_approval(&server, &mut &b"maybe\ny\n"[..], &mut shown));
+        let shown = String::from_utf8(shown).unwrap();
+        assert!(!shown.contains(['\u{1b}', '\u{7}', '\r']), "{shown:?}");
+        assert!(
+            shown.contains("runs:      sh\\x1b[2K\\x0d -c \"touch x\\u{1b}]0;t\\u{7}\""),
+            "{shown}"
+        );
+        assert!(shown.contains("(changed since you approved it)"), "{shown}");
+        assert!(shown.contains("sets env:  TOKEN"), "{shown}");
+        assert!(shown.contains("replaces:  your user server"), "{shown}");
+        assert!(!ask_approval(&server, &mut &b""[..], &mut Vec::new()));
     }
 }

@@ -110,3 +110,53 @@ async fn trust_7_call_prompts_and_errors_print_no_control_sequence_of_a_server()
         );
     }
 }
+
+// TRUST-7: a cloned repository's `.mcp.json` is as hostile as a server: its names, command,
+// arguments and URL reach the terminal escaped in `servers`, in `approve`'s account of what it
+// approves, and in the line that says a server waits for approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_7_a_projects_config_text_prints_no_control_sequence() {
+    let sandbox = Sandbox::new();
+    let title = "\u{1b}]0;PWNED-TITLE\u{7}";
+    let wipe = "\u{1b}[2K\u{9b}1A";
+    sandbox.write_project_unapproved(json!({
+        format!("evil{title}"): {
+            "command": format!("sh{wipe}"),
+            "args": ["-c", format!("true{title}"), format!("x{wipe}y")],
+        },
+        "web": { "type": "http", "url": format!("http://127.0.0.1:9/mcp?{title}") },
+    }));
+    let out = cli(&sandbox, &["servers"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    for control in CONTROL {
+        assert!(
+            !find(&out.stdout, control),
+            "servers has {control:x?}: {shown:?}"
+        );
+    }
+    assert!(shown.contains("evil\\x1b]0;PWNED-TITLE\\x07"), "{shown}");
+    assert!(shown.contains("command: sh\\x1b[2K\\u{9b}1A"), "{shown}");
+
+    let out = cli(&sandbox, &["approve", &format!("evil{title}")], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    for control in CONTROL {
+        assert!(
+            !find(&out.stdout, control),
+            "approve stdout has {control:x?}"
+        );
+        assert!(
+            !find(&out.stderr, control),
+            "approve stderr has {control:x?}"
+        );
+    }
+    let out = cli(&sandbox, &["call", "web", "x", "{}"], &[]);
+    assert!(!out.status.success());
+    for control in CONTROL {
+        assert!(
+            !find(&out.stderr, control),
+            "call stderr has {control:x?}: {}",
+            text(&out)
+        );
+    }
+}
