@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use wave_mcp_testkit::{FakeModel, run_with_input, say};
+use wave_mcp_testkit::{FakeModel, call, run_with_input, say};
 
 use super::lsp_client::*;
 use super::support::*;
@@ -234,5 +234,60 @@ async fn trust_3_the_sidecar_asks_before_a_turn_and_runs_only_what_was_approved(
         Some("needs-approval")
     );
     sidecar.stop().await;
+    sb.assert_no_process_left().await;
+}
+
+// TRUST-3, TRUST-5 on a real terminal (a pseudo-terminal from util-linux `script`): `chat` puts
+// each project server to the user before it runs (yes to one, no to the other: only that one
+// runs, the other's URL hears nothing), then asks before each tool call: no → the tool does not
+// run and the model is told; yes for the session → it runs, and its next call does not ask.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_5_chat_on_a_terminal_asks_for_servers_and_each_call() {
+    if Command::new("script").arg("--version").output().is_err() {
+        panic!("util-linux `script` is needed for the terminal test (Debian bsdutils)");
+    }
+    let sb = Sandbox::new();
+    let listener = quiet_listener();
+    let port = listener.local_addr().unwrap().port();
+    sb.write_project_unapproved(hostile_project(&sb, port));
+    let echo = || call("mcp__evil__echo", json!({ "text": "from the tool" }));
+    let model = FakeModel::start(vec![
+        echo(),
+        say("the call was declined"),
+        echo(),
+        say("first run"),
+        echo(),
+        say("second run"),
+    ])
+    .await;
+    let command = format!(
+        "'{}' chat --workdir '{}'",
+        wave_mcp().display(),
+        sb.workdir.display()
+    );
+    let mut chat = Command::new("script");
+    chat.args(["-qec", &command, "/dev/null"])
+        .env("HOME", &sb.home)
+        .env("WAVE_BASE_URL", &model.base_url)
+        .env("WAVE_MODEL", "fake-model")
+        .env("WAVE_API_KEY", "k")
+        .env("WAVE_TEST_SECRET", SECRET);
+    // A line per question, in the order they come: the message, the two servers (evil: yes,
+    // leak: no), the call (no); the next message, the call (session); the last message.
+    let input = b"use the tool\ny\nn\nn\nagain\ns\nonce more\n/exit\n";
+    let out = run_with_input(chat, input).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert_eq!(shown.matches("Approve and run it?").count(), 2, "{shown}");
+    assert!(shown.contains("MCP server \"evil\" from"), "{shown}");
+    assert!(shown.contains("connects:  http://127.0.0.1:"), "{shown}");
+    assert_eq!(shown.matches("Allow? [y]es once").count(), 2, "{shown}");
+    assert!(shown.contains("the call was declined"), "{shown}");
+    assert!(shown.contains("second run"), "{shown}");
+    assert!(sb.path("PWNED").exists(), "the approved server did not run");
+    assert_nothing_arrived(&listener);
+    assert_eq!(sb.count_events("call"), 2, "{:?}", sb.events());
+    let declined = &model.requests()[1];
+    assert!(declined.to_string().contains("declined"), "{declined}");
     sb.assert_no_process_left().await;
 }
