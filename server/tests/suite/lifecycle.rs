@@ -395,12 +395,19 @@ fn capture_manager_logs() -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
     buffer.0
 }
 
+/// The captured lines about the server `LATE_EXIT` alone: under `cargo test` the capture is
+/// process-wide, and other tests' servers connect and get lost meanwhile.
 fn log_lines(logs: &std::sync::Mutex<Vec<u8>>) -> Vec<String> {
+    let ours = format!("server={LATE_EXIT}");
     String::from_utf8_lossy(&logs.lock().unwrap())
         .lines()
+        .filter(|line| line.contains(&ours))
         .map(str::to_string)
         .collect()
 }
+
+/// The server of the LIFE-7 test: a name no other test uses.
+const LATE_EXIT: &str = "late-exit";
 
 /// SIGKILLs its pids when dropped, also when the test fails half-way: the escaped holders are
 /// outside the server's process group, so no teardown of the manager reaches them.
@@ -432,13 +439,15 @@ fn kill9(pid: u32) {
 async fn life_7_late_exit_of_the_old_process_changes_nothing() {
     let logs = capture_manager_logs();
     let sandbox = Sandbox::new();
-    sandbox.write_project(json!({ "s": sandbox.server_with_pids("s", &["--escaped-holder"]) }));
+    sandbox.write_project(
+        json!({ LATE_EXIT: sandbox.server_with_pids(LATE_EXIT, &["--escaped-holder"]) }),
+    );
     let manager = sandbox.manager();
-    manager.connect("s").await.unwrap();
-    let pids = wait_for_pids(&sandbox.pid_file("s"), 2).await;
+    manager.connect(LATE_EXIT).await.unwrap();
+    let pids = wait_for_pids(&sandbox.pid_file(LATE_EXIT), 2).await;
     let (old, holder) = (pids[0], pids[1]);
     let _old_holder = KillOnDrop(vec![holder]);
-    std::fs::remove_file(sandbox.pid_file("s")).unwrap();
+    std::fs::remove_file(sandbox.pid_file(LATE_EXIT)).unwrap();
     let ignored = |logs: &std::sync::Mutex<Vec<u8>>| {
         log_lines(logs)
             .iter()
@@ -454,19 +463,19 @@ async fn life_7_late_exit_of_the_old_process_changes_nothing() {
     assert!(reaped, "the old server was not reaped");
     let disconnecting = tokio::spawn({
         let manager = manager.clone();
-        async move { manager.disconnect("s").await }
+        async move { manager.disconnect(LATE_EXIT).await }
     });
     assert!(
-        eventually(Duration::from_secs(10), || status(&manager, "s")
+        eventually(Duration::from_secs(10), || status(&manager, LATE_EXIT)
             == Status::Disconnected)
         .await
     );
-    manager.connect("s").await.unwrap();
-    let new_pids = wait_for_pids(&sandbox.pid_file("s"), 2).await;
+    manager.connect(LATE_EXIT).await.unwrap();
+    let new_pids = wait_for_pids(&sandbox.pid_file(LATE_EXIT), 2).await;
     let _new_holder = KillOnDrop(new_pids[1..].to_vec());
     let new = new_pids[0];
     assert_ne!(new, old);
-    let connected = server(&manager, "s");
+    let connected = server(&manager, LATE_EXIT);
     assert_eq!(connected.status, Status::Connected);
     assert_eq!(
         ignored(&logs),
@@ -494,7 +503,7 @@ async fn life_7_late_exit_of_the_old_process_changes_nothing() {
     assert!(
         !applied(&logs),
         "the old exit was applied to the new connection: {:?}\n{}",
-        server(&manager, "s"),
+        server(&manager, LATE_EXIT),
         log_lines(&logs).join("\n")
     );
     let lines = log_lines(&logs);
@@ -508,7 +517,7 @@ async fn life_7_late_exit_of_the_old_process_changes_nothing() {
         lines.join("\n")
     );
     disconnecting.await.unwrap().unwrap();
-    let after = server(&manager, "s");
+    let after = server(&manager, LATE_EXIT);
     assert_eq!(after.status, Status::Connected);
     assert_eq!(after.connection_id, connected.connection_id);
     assert_eq!(after.tools, connected.tools);
@@ -516,7 +525,10 @@ async fn life_7_late_exit_of_the_old_process_changes_nothing() {
         updates.try_recv().is_err(),
         "the late exit published a snapshot"
     );
-    let result = manager.call_tool("mcp__s__pid", None).await.unwrap();
+    let result = manager
+        .call_tool("mcp__late-exit__pid", None)
+        .await
+        .unwrap();
     assert_eq!(wave_mcp_manager::result_text(&result), new.to_string());
     manager.cleanup().await;
     for &pid in &new_pids[1..] {
