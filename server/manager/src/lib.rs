@@ -16,6 +16,7 @@ mod login;
 mod manager;
 pub mod names;
 mod notice;
+pub mod output;
 mod process;
 pub mod registry;
 mod render;

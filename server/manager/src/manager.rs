@@ -65,6 +65,7 @@ struct LiveRoute {
     elicitation: Option<crate::elicitation::ElicitationHook>,
     server: String,
     tool: String,
+    output: Option<Arc<crate::output::OutputSchema>>,
     timeout: Duration,
 }
 
@@ -528,6 +529,7 @@ impl McpManager {
             elicitation,
             server,
             tool,
+            output,
             timeout,
         } = live;
         let mut params = CallToolRequestParams::new(tool.clone());
@@ -542,7 +544,13 @@ impl McpManager {
             tool: &tool,
             timeout,
         };
-        crate::live::call(target, params, hooks).await
+        let result = crate::live::call(target, params, hooks).await?;
+        Ok(crate::output::checked(
+            output.as_deref(),
+            &server,
+            &tool,
+            result,
+        ))
     }
 
     /// The reason a server is in `error`, if it is.
@@ -585,6 +593,7 @@ impl McpManager {
                     elicitation: live.connection.elicitation.clone(),
                     server: slot.entry.name.clone(),
                     tool: tool.name.clone(),
+                    output: tool.output_schema.clone(),
                     timeout: timeout(),
                 }));
             }

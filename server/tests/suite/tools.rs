@@ -177,3 +177,34 @@ async fn disconnected_tools_are_not_callable() {
     );
     manager.cleanup().await;
 }
+
+// SRV-4 through `wave-mcp call` over Streamable HTTP: a structured-only result prints as its
+// JSON; a result that breaks the tool's output schema fails the command with the tool, the
+// server and the place named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_4_call_checks_structured_output() {
+    let sandbox = Sandbox::new();
+    let server = HttpServer::start(&["--tools", "temperature"]);
+    sandbox.write_user(json!({ "w": { "type": "http", "url": server.url } }));
+    let only = cli(
+        &sandbox,
+        &["call", "w", "temperature", r#"{"mode":"only"}"#],
+        &[],
+    );
+    assert!(only.status.success(), "{}", text(&only));
+    assert_eq!(
+        String::from_utf8_lossy(&only.stdout).trim(),
+        r#"{"celsius":21.5}"#
+    );
+    let wrong = cli(
+        &sandbox,
+        &["call", "w", "temperature", r#"{"mode":"wrong"}"#],
+        &[],
+    );
+    assert!(!wrong.status.success(), "{}", text(&wrong));
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        said.contains("tool \"temperature\" of \"w\" returned an error: its result does not fit its output schema: at /celsius, \"warm\" is not of type \"number\""),
+        "{said}"
+    );
+}

@@ -86,6 +86,12 @@ const ALL_TOOLS: &[&str] = &[
     LONG_TOOL_NAME,
 ];
 
+/// The tool with an `outputSchema` (`{celsius: number}`, SRV-4); its `mode` argument says what
+/// it returns: `fits` (structured content that fits, with text), `only` (structured content
+/// and no text), `wrong` (`celsius` a string), `none` (text only). Only exposed when named in
+/// `--tools`, like [`SET_TOOLS`].
+const TEMPERATURE_TOOL: &str = "temperature";
+
 /// `--hostile-text`: the tool whose description, title, schema and result carry [`HOSTILE`].
 const HOSTILE_TOOL: &str = "hostile";
 
@@ -513,6 +519,9 @@ impl ServerHandler for TestServer {
         if !self.settings.exposes(&request.name) {
             return Err(McpError::invalid_params("tool not found", None));
         }
+        if request.name == TEMPERATURE_TOOL {
+            return Ok(CallToolResponse::Complete(temperature(&request)));
+        }
         let name = request.name.clone();
         let peer = context.peer.clone();
         let call = ToolCallContext::new(self, request, context);
@@ -544,6 +553,9 @@ impl ServerHandler for TestServer {
             .collect();
         if self.settings.hostile {
             tools.push(hostile_tool());
+        }
+        if self.settings.exposes(TEMPERATURE_TOOL) {
+            tools.push(temperature_tool());
         }
         if let Some(path) = &self.settings.echo_description
             && let Some(echo) = tools.iter_mut().find(|t| t.name == "echo")
@@ -640,6 +652,50 @@ fn hostile_tool() -> rmcp::model::Tool {
         Arc::new(schema),
     )
     .with_title(format!("Hostile{HOSTILE}"))
+}
+
+/// [`TEMPERATURE_TOOL`]'s definition: an input `mode` and an output schema.
+fn temperature_tool() -> rmcp::model::Tool {
+    let object = |value: serde_json::Value| match value {
+        serde_json::Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    };
+    let mut tool = rmcp::model::Tool::new(
+        TEMPERATURE_TOOL,
+        "The temperature, as structured content.",
+        object(json!({
+            "type": "object",
+            "properties": { "mode": { "type": "string", "enum": ["fits", "only", "wrong", "none"] } },
+        })),
+    );
+    tool.output_schema = Some(object(json!({
+        "type": "object",
+        "properties": { "celsius": { "type": "number" } },
+        "required": ["celsius"],
+    })));
+    tool
+}
+
+/// What [`TEMPERATURE_TOOL`] answers in the `mode` its caller asked for.
+fn temperature(request: &CallToolRequestParams) -> CallToolResult {
+    let mode = request
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("mode"))
+        .and_then(|m| m.as_str())
+        .unwrap_or("fits");
+    let text = || vec![ContentBlock::text("21.5 degrees")];
+    let with = |content: Vec<ContentBlock>, structured: serde_json::Value| {
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(structured);
+        result
+    };
+    match mode {
+        "only" => with(Vec::new(), json!({ "celsius": 21.5 })),
+        "wrong" => with(text(), json!({ "celsius": "warm" })),
+        "none" => CallToolResult::success(text()),
+        _ => with(text(), json!({ "celsius": 21.5 })),
+    }
 }
 
 /// `--prompts`: the prompts and resources of the test server (PRM-1 .. PRM-3).
@@ -772,7 +828,9 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         .map(str::trim)
         .filter(|name| !name.is_empty())
     {
-        if !ALL_TOOLS.contains(&name) && ![SET_TOOLS, PROGRESS_TOOL, ASK_TOOL].contains(&name) {
+        if !ALL_TOOLS.contains(&name)
+            && ![SET_TOOLS, PROGRESS_TOOL, ASK_TOOL, TEMPERATURE_TOOL].contains(&name)
+        {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",
                 ALL_TOOLS.join(", ")

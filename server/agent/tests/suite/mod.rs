@@ -9,5 +9,6 @@ mod faults;
 mod hardening;
 mod lifecycle;
 mod long;
+mod structured;
 mod support;
 mod turns;

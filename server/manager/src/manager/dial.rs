@@ -119,6 +119,9 @@ fn to_mcp_tools(
                 full_name,
                 description,
                 input_schema: Arc::new(input_schema),
+                output_schema: tool
+                    .output_schema
+                    .map(|schema| Arc::new(crate::output::OutputSchema::new(schema))),
                 hidden_text: hidden_name || hidden_title || hidden_description || hidden_schema,
                 name,
                 title: tool.title,

@@ -142,6 +142,8 @@ pub struct McpTool {
     /// The input schema, cleaned for LLM APIs (TOOL-5), its descriptions and titles without
     /// hidden characters (TRUST-7).
     pub input_schema: Arc<Map<String, Value>>,
+    /// The tool's `outputSchema`: its successful results must fit it (SRV-4).
+    pub output_schema: Option<Arc<crate::output::OutputSchema>>,
     /// The server's `title` and `annotations` (hints shown when the user is asked, TRUST-5).
     pub title: Option<String>,
     pub annotations: Option<rmcp::model::ToolAnnotations>,
