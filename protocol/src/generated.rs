@@ -544,6 +544,7 @@ fn wire_shape_is_camel_case() {
             read_only: false,
             signed_in: false,
             approval: None,
+            icons: vec![],
         }],
     };
     assert_eq!(
@@ -555,7 +556,7 @@ fn wire_shape_is_camel_case() {
                 "name": "a", "source": "project", "transport": "stdio", "command": "x",
                 "args": [], "status": "needs-auth", "error": "boom", "toolCount": 0, "tools": [],
                 "toolsFromCache": false, "configPath": "/p/.mcp.json", "readOnly": false,
-                "signedIn": false
+                "signedIn": false, "icons": []
             }]
         })
     );

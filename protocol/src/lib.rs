@@ -77,6 +77,30 @@ pub struct McpToolView {
     /// reached the model (TRUST-7).
     #[serde(default)]
     pub hidden_text: bool,
+    /// The server's title (`title`, else the annotations' `title`) and hints for the tool
+    /// (SRV-4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub annotations: Option<ToolAnnotationsView>,
+    /// The tool's icons that a page may show (SRV-4).
+    #[serde(default)]
+    pub icons: Vec<IconView>,
+}
+
+/// An icon of a server or a tool that a page may show: an `https:` URL, or a `data:` URL of a
+/// PNG, JPEG, GIF or WebP image of at most 64 KiB; the sidecar drops every other (SVG
+/// included) (SRV-4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct IconView {
+    pub src: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub mime_type: Option<String>,
+    /// `WxH` sizes or `any`, as the server wrote them.
+    #[serde(default)]
+    pub sizes: Vec<String>,
 }
 
 /// One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -125,6 +149,9 @@ pub struct McpServerView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub approval: Option<ServerApproval>,
+    /// The server's icons that a page may show, from its live connection (SRV-4).
+    #[serde(default)]
+    pub icons: Vec<IconView>,
 }
 
 /// One project server waiting for the user's approval, exactly as written (TRUST-3).

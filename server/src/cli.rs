@@ -13,7 +13,7 @@ use wave_mcp_manager::{
     ManagerOptions, McpManager, McpTool, ServerSnapshot, UrlOpener, result_text,
 };
 
-use crate::view::server_view;
+use crate::view::{annotations_view, server_view};
 
 #[derive(Parser)]
 #[command(
@@ -404,13 +404,24 @@ async fn tools(server: &str, common: Common) -> Result<()> {
         let tools: Vec<Value> = tools
             .iter()
             .map(|(t, enabled)| {
-                json!({
+                let mut tool = json!({
                     "name": t.name,
                     "fullName": t.full_name,
                     "description": t.description,
                     "inputSchema": *t.input_schema,
                     "enabled": enabled,
-                })
+                });
+                // SRV-4: the title, hints, output schema and icons the server declared.
+                if let Some(annotations) =
+                    annotations_view(t.title.as_deref(), t.annotations.as_ref())
+                {
+                    tool["annotations"] = json!(annotations);
+                }
+                if let Some(output) = &t.output_schema {
+                    tool["outputSchema"] = Value::Object((**output.schema()).clone());
+                }
+                tool["icons"] = json!(crate::view::icons_view(&t.icons));
+                tool
             })
             .collect();
         let out = json!({
@@ -429,13 +440,42 @@ async fn tools(server: &str, common: Common) -> Result<()> {
     for (tool, enabled) in &tools {
         let off = if *enabled { "" } else { "  (switched off)" };
         println!("\n{}{off}", tool.full_name);
+        if let Some(about) = annotations_view(tool.title.as_deref(), tool.annotations.as_ref()) {
+            println!("  {}", safe(&about_line(&about)));
+        }
         if let Some(description) = &tool.description {
             println!("  {}", safe(description));
         }
         let input = Value::Object((*tool.input_schema).clone()).to_string();
         println!("  input: {}", safe(&input));
+        if let Some(output) = &tool.output_schema {
+            let output = Value::Object((**output.schema()).clone()).to_string();
+            println!("  output: {}", safe(&output));
+        }
     }
     Ok(())
+}
+
+/// A tool's title and hints on one line: `Drop a table [destructive, idempotent]` (SRV-4).
+fn about_line(about: &wave_mcp_protocol::ToolAnnotationsView) -> String {
+    let hints = [
+        (about.read_only_hint, "read-only"),
+        (about.destructive_hint, "destructive"),
+        (about.idempotent_hint, "idempotent"),
+        (about.open_world_hint, "open-world"),
+    ];
+    let hints: Vec<&str> = hints
+        .iter()
+        .filter(|(hint, _)| *hint == Some(true))
+        .map(|(_, label)| *label)
+        .collect();
+    let title = about.title.as_deref().unwrap_or("");
+    match hints.is_empty() {
+        true => title.to_string(),
+        false => format!("{title} [{}]", hints.join(", "))
+            .trim_start()
+            .to_string(),
+    }
 }
 
 async fn login(server: &str, workdir: Option<PathBuf>) -> Result<()> {

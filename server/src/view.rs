@@ -1,7 +1,10 @@
 //! Manager snapshots → the wire view shared by the CLI's `--json` and the sidecar.
 
-use wave_mcp_manager::{ServerApproval, ServerSnapshot, Source, Status};
-use wave_mcp_protocol::{McpServerView, McpSource, McpStatus, McpToolView};
+use wave_mcp_manager::icons::Icon;
+use wave_mcp_manager::{ServerApproval, ServerSnapshot, Source, Status, ToolAnnotations};
+use wave_mcp_protocol::{
+    IconView, McpServerView, McpSource, McpStatus, McpToolView, ToolAnnotationsView,
+};
 
 pub fn source_view(source: Source) -> McpSource {
     match source {
@@ -57,6 +60,8 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
                 enabled: t.enabled,
                 definition_changed: t.definition_changed,
                 hidden_text: t.hidden_text,
+                annotations: annotations_view(t.title.as_deref(), t.annotations.as_ref()),
+                icons: icons_view(&t.icons),
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,
@@ -70,5 +75,41 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
         read_only: server.source.is_read_only(),
         signed_in: server.signed_in,
         approval: server.approval.as_ref().map(approval_view),
+        icons: icons_view(&server.icons),
     }
+}
+
+/// A tool's title (its `title`, else its annotations' `title`) and hints; `None` when it has
+/// neither (TRUST-5, SRV-4).
+pub fn annotations_view(
+    title: Option<&str>,
+    annotations: Option<&ToolAnnotations>,
+) -> Option<ToolAnnotationsView> {
+    let title = title
+        .or_else(|| annotations.and_then(|a| a.title.as_deref()))
+        .map(str::to_string);
+    let Some(hints) = annotations else {
+        return title.map(|title| ToolAnnotationsView {
+            title: Some(title),
+            ..ToolAnnotationsView::default()
+        });
+    };
+    Some(ToolAnnotationsView {
+        title,
+        read_only_hint: hints.read_only_hint,
+        destructive_hint: hints.destructive_hint,
+        idempotent_hint: hints.idempotent_hint,
+        open_world_hint: hints.open_world_hint,
+    })
+}
+
+pub fn icons_view(icons: &[Icon]) -> Vec<IconView> {
+    icons
+        .iter()
+        .map(|icon| IconView {
+            src: icon.src.clone(),
+            mime_type: icon.mime_type.clone(),
+            sizes: icon.sizes.clone(),
+        })
+        .collect()
 }

@@ -45,7 +45,16 @@ definitionChanged: boolean,
  * (Unicode tags, bidi controls, zero-width characters) that were removed before anything
  * reached the model (TRUST-7).
  */
-hiddenText: boolean, };
+hiddenText: boolean, 
+/**
+ * The server's title (`title`, else the annotations' `title`) and hints for the tool
+ * (SRV-4).
+ */
+annotations?: ToolAnnotationsView, 
+/**
+ * The tool's icons that a page may show (SRV-4).
+ */
+icons: Array<IconView>, };
 
 /**
  * One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -85,7 +94,11 @@ signedIn: boolean,
  * settings page to show beside its Approve button (TRUST-1, TRUST-3). `error` then holds
  * the reason and how to approve.
  */
-approval?: ServerApproval, };
+approval?: ServerApproval, 
+/**
+ * The server's icons that a page may show, from its live connection (SRV-4).
+ */
+icons: Array<IconView>, };
 
 /**
  * One project server waiting for the user's approval, exactly as written (TRUST-3).

@@ -93,7 +93,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// One tool of a snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CachedTool {
     pub name: String,
@@ -101,6 +101,13 @@ pub struct CachedTool {
     /// The server's text for the tool had hidden characters (TRUST-7); absent when it had none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden_text: bool,
+    /// The tool's `title`, annotations and icons (SRV-4); absent in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<rmcp::model::ToolAnnotations>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<crate::icons::Icon>,
 }
 
 /// One prompt of a snapshot.
@@ -344,7 +351,7 @@ mod tests {
                 .map(|t| CachedTool {
                     name: (*t).into(),
                     description: Some(format!("does {t}")),
-                    hidden_text: false,
+                    ..CachedTool::default()
                 })
                 .collect(),
             last_connected_at: Utc::now(),

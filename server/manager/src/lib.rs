@@ -10,6 +10,7 @@ pub mod elicitation;
 mod error;
 mod files;
 mod headers;
+pub mod icons;
 pub mod inert;
 pub mod live;
 mod login;

@@ -8,7 +8,7 @@ use tower_lsp_server::Client;
 use wave_mcp_agent::{Consent, ServerApproval, ToolConfirmation, ToolDecision};
 use wave_mcp_protocol::{
     SessionApproveServers, SessionApproveServersParams, SessionConfirmTool,
-    SessionConfirmToolParams, ToolAnnotationsView,
+    SessionConfirmToolParams,
 };
 
 use crate::view::approval_view;
@@ -43,19 +43,8 @@ impl Consent for TurnConsent {
 
     fn confirm_tool(&self, request: ToolConfirmation) -> BoxFuture<'static, ToolDecision> {
         let client = self.client.clone();
-        let annotations = request.annotations.as_ref().map(|a| ToolAnnotationsView {
-            title: request.title.clone().or_else(|| a.title.clone()),
-            read_only_hint: a.read_only_hint,
-            destructive_hint: a.destructive_hint,
-            idempotent_hint: a.idempotent_hint,
-            open_world_hint: a.open_world_hint,
-        });
-        let annotations = annotations.or_else(|| {
-            request.title.clone().map(|title| ToolAnnotationsView {
-                title: Some(title),
-                ..ToolAnnotationsView::default()
-            })
-        });
+        let annotations =
+            crate::view::annotations_view(request.title.as_deref(), request.annotations.as_ref());
         let params = SessionConfirmToolParams {
             session_id: self.session_id.clone(),
             turn: self.turn,

@@ -341,7 +341,8 @@ fn cli_demo_walkthrough_as_a_new_user() {
                 "description",
                 "enabled",
                 "definitionChanged",
-                "hiddenText"
+                "hiddenText",
+                "icons"
             ],
             "{tool}"
         );

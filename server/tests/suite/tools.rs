@@ -208,3 +208,47 @@ async fn srv_4_call_checks_structured_output() {
         "{said}"
     );
 }
+
+// SRV-4: `wave-mcp tools` shows a tool's title, hints and output schema; `--json` (the
+// snapshot's view) carries them with the server's and the tool's icons, of which only the
+// `https:` PNG and the `data:` PNG are kept (the SVG and the `http:` one are dropped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_4_tools_show_titles_hints_and_only_safe_icons() {
+    let sandbox = Sandbox::new();
+    sandbox.write_user(json!({ "w": sandbox.server(&["--tools", "temperature"]) }));
+    let out = cli(&sandbox, &["tools", "w"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("mcp__w__temperature\n  Temperature [read-only, idempotent]\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("  output: {\"type\":\"object\""), "{shown}");
+
+    let out = cli(&sandbox, &["tools", "w", "--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kept = |icons: &Value| -> Vec<String> {
+        icons
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["src"].as_str().unwrap().chars().take(30).collect())
+            .collect()
+    };
+    let expected = [
+        "https://icons.example.com/ther",
+        "data:image/png;base64,iVBORw0K",
+    ];
+    assert_eq!(kept(&listed["server"]["icons"]), expected);
+    let row = &listed["server"]["tools"][0];
+    assert_eq!(
+        row["annotations"],
+        json!({ "title": "Temperature", "readOnlyHint": true, "idempotentHint": true })
+    );
+    assert_eq!(kept(&row["icons"]), expected);
+    assert_eq!(
+        listed["tools"][0]["outputSchema"]["required"],
+        json!(["celsius"])
+    );
+}

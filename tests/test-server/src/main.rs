@@ -473,7 +473,11 @@ impl ServerHandler for TestServer {
             capabilities.prompts = Some(Default::default());
             capabilities.resources = Some(Default::default());
         }
-        let implementation = Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
+        let mut implementation =
+            Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
+        if self.settings.exposes(TEMPERATURE_TOOL) {
+            implementation = implementation.with_icons(test_icons());
+        }
         let config = ServerConfig::new(capabilities).with_server_info(implementation);
         match &self.settings.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
@@ -668,12 +672,34 @@ fn temperature_tool() -> rmcp::model::Tool {
             "properties": { "mode": { "type": "string", "enum": ["fits", "only", "wrong", "none"] } },
         })),
     );
+    tool.title = Some("Temperature".into());
+    tool.annotations = Some(
+        rmcp::model::ToolAnnotations::new()
+            .read_only(true)
+            .idempotent(true),
+    );
+    tool.icons = Some(test_icons());
     tool.output_schema = Some(object(json!({
         "type": "object",
         "properties": { "celsius": { "type": "number" } },
         "required": ["celsius"],
     })));
     tool
+}
+
+/// Icons of the server and its [`TEMPERATURE_TOOL`] (SRV-4): a client may show the first and
+/// the last (an `https:` PNG and a `data:` PNG), never the SVG nor the `http:` one.
+fn test_icons() -> Vec<rmcp::model::Icon> {
+    let png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    [
+        "https://icons.example.com/thermometer.png",
+        "https://icons.example.com/thermometer.svg",
+        "http://icons.example.com/thermometer.png",
+        png,
+    ]
+    .into_iter()
+    .map(rmcp::model::Icon::new)
+    .collect()
 }
 
 /// What [`TEMPERATURE_TOOL`] answers in the `mode` its caller asked for.

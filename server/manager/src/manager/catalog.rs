@@ -221,6 +221,9 @@ impl SharedState {
                     name: t.name.clone(),
                     description: t.description.clone(),
                     hidden_text: t.hidden_text,
+                    title: t.title.clone(),
+                    annotations: t.annotations.clone(),
+                    icons: t.icons.clone(),
                 })
                 .collect(),
             last_connected_at: live.connected_at,

@@ -108,10 +108,14 @@ fn to_mcp_tools(
             let mut description = tool.description.map(|d| d.to_string());
             let mut input_schema = names::clean_schema(&tool.input_schema);
             let hidden_name = inert::strip_hidden(&name).1;
-            let hidden_title = tool
-                .title
-                .as_deref()
-                .is_some_and(|t| inert::strip_hidden(t).1);
+            // The titles are shown (the settings page, the CLI, the consent question): they
+            // lose their hidden characters too.
+            let mut title = tool.title;
+            let mut annotations = tool.annotations;
+            let hidden_title = inert::strip_hidden_option(&mut title)
+                | annotations
+                    .as_mut()
+                    .is_some_and(|a| inert::strip_hidden_option(&mut a.title));
             let hidden_description = inert::strip_hidden_option(&mut description);
             let hidden_schema = inert::strip_hidden_in_schema(&mut input_schema);
             McpTool {
@@ -124,8 +128,9 @@ fn to_mcp_tools(
                     .map(|schema| Arc::new(crate::output::OutputSchema::new(schema))),
                 hidden_text: hidden_name || hidden_title || hidden_description || hidden_schema,
                 name,
-                title: tool.title,
-                annotations: tool.annotations,
+                icons: crate::icons::safe(tool.icons.as_deref()),
+                title,
+                annotations,
                 definition,
                 source,
             }

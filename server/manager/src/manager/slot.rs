@@ -227,6 +227,9 @@ impl Slot {
                         enabled: self.switches().allows(&t.name),
                         definition_changed: changed_definitions.contains(t.name.as_str()),
                         hidden_text: t.hidden_text,
+                        title: t.title.clone(),
+                        annotations: t.annotations.clone(),
+                        icons: t.icons.clone(),
                     })
                     .collect(),
                 Some(connected_at),
@@ -242,6 +245,9 @@ impl Slot {
                         enabled: self.switches().allows(&t.name),
                         definition_changed: false,
                         hidden_text: t.hidden_text,
+                        title: t.title.clone(),
+                        annotations: t.annotations.clone(),
+                        icons: t.icons.clone(),
                     })
                     .collect(),
                 Some(entry.last_connected_at),
@@ -262,6 +268,15 @@ impl Slot {
             tools_from_cache: current.is_none() && cached.is_some(),
             last_connected_at,
             instructions: current.and_then(|(_, _, text)| text.clone()),
+            icons: self
+                .live
+                .as_ref()
+                .and_then(|live| live.connection.peer.peer_info())
+                .and_then(|info| {
+                    let server = info.server_info.as_ref()?;
+                    Some(crate::icons::safe(server.icons.as_deref()))
+                })
+                .unwrap_or_default(),
             connection_id: self.live.as_ref().map(|_| self.generation),
             signed_in: self
                 .credential_key

@@ -116,7 +116,7 @@ impl Status {
 }
 
 /// A tool as shown in lists (live or from the cache).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolSummary {
     pub name: String,
     pub full_name: String,
@@ -127,6 +127,11 @@ pub struct ToolSummary {
     pub definition_changed: bool,
     /// The server's text for this tool had hidden characters, now removed (TRUST-7).
     pub hidden_text: bool,
+    /// The server's `title` and annotations (SRV-4).
+    pub title: Option<String>,
+    pub annotations: Option<rmcp::model::ToolAnnotations>,
+    /// The tool's icons a page may show (SRV-4).
+    pub icons: Vec<crate::icons::Icon>,
 }
 
 /// A callable tool of a live connection.
@@ -155,6 +160,8 @@ pub struct McpTool {
     /// The server's name, description or schema text for this tool had hidden characters,
     /// removed from what the model sees (TRUST-7).
     pub hidden_text: bool,
+    /// The tool's icons a page may show (SRV-4).
+    pub icons: Vec<crate::icons::Icon>,
 }
 
 /// One server as lists show it. Config values are as written, never expanded (SEC-1).
@@ -175,6 +182,8 @@ pub struct ServerSnapshot {
     pub last_connected_at: Option<DateTime<Utc>>,
     /// The `instructions` of the live connection, kept while reconnecting (INS-1, INS-2).
     pub instructions: Option<String>,
+    /// The server's icons a page may show, from its live connection (SRV-4).
+    pub icons: Vec<crate::icons::Icon>,
     /// Identifies the live connection: a new connection (reconnect included) gets a new id.
     pub connection_id: Option<u64>,
     /// Sign-in credentials are stored for this remote server (AUTH-3).

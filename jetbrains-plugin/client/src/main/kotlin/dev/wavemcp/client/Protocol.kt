@@ -50,6 +50,17 @@ data class McpToolView(
     val definitionChanged: Boolean = false,
     /** Hidden characters were removed from the server's text for this tool (TRUST-7). */
     val hiddenText: Boolean = false,
+    /** The server's title and hints for the tool (SRV-4). */
+    val annotations: ToolAnnotationsView? = null,
+    /** Icons a page may show (SRV-4). */
+    val icons: List<IconView> = emptyList(),
+)
+
+/** An icon a page may show: `https:` or a `data:` PNG, JPEG, GIF or WebP image (SRV-4). */
+data class IconView(
+    val src: String = "",
+    val mimeType: String? = null,
+    val sizes: List<String> = emptyList(),
 )
 
 data class McpServerView(
@@ -71,6 +82,8 @@ data class McpServerView(
     val signedIn: Boolean = false,
     /** With `status` `needs-approval`: what approving would run (TRUST-1, TRUST-3). */
     val approval: ServerApproval? = null,
+    /** The server's icons a page may show (SRV-4). */
+    val icons: List<IconView> = emptyList(),
 )
 
 /** One project server waiting for the user's approval, exactly as written (TRUST-3). */
