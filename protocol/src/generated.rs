@@ -22,6 +22,7 @@ macro_rules! for_each_type {
         $visit!(
             McpSource,
             McpStatus,
+            IconView,
             McpToolView,
             McpServerView,
             ServerApproval,

@@ -18,6 +18,17 @@ export type McpSource = "user" | "project" | "plugin" | "constructor";
 export type McpStatus = "connected" | "connecting" | "reconnecting" | "error" | "disconnected" | "needs-auth" | "needs-approval";
 
 /**
+ * An icon of a server or a tool that a page may show: an `https:` URL, or a `data:` URL of a
+ * PNG, JPEG, GIF or WebP image of at most 64 KiB; the sidecar drops every other (SVG
+ * included) (SRV-4).
+ */
+export type IconView = { src: string, mimeType?: string, 
+/**
+ * `WxH` sizes or `any`, as the server wrote them.
+ */
+sizes: Array<string>, };
+
+/**
  * One tool of a server, live or from the snapshot cache.
  */
 export type McpToolView = { 

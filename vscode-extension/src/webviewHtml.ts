@@ -23,15 +23,16 @@ const escapeAttr = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /**
- * Strict CSP: nothing by default; our one script only by nonce; styles and images only from the
- * extension (no inline styles, no remote anything, no eval).
+ * Strict CSP: nothing by default; our one script only by nonce; styles only from the extension
+ * (no inline styles, no eval). Images from the extension, `data:`, and `https:` for the icons
+ * servers declare (SRV-4: the sidecar passes no other scheme); nothing else remote.
  */
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
   return [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
     `style-src ${cspSource}`,
-    `img-src ${cspSource} data:`,
+    `img-src ${cspSource} data: https:`,
     `font-src ${cspSource}`,
     "connect-src 'none'",
     "frame-src 'none'",

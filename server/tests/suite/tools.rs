@@ -211,7 +211,7 @@ async fn srv_4_call_checks_structured_output() {
 
 // SRV-4: `wave-mcp tools` shows a tool's title, hints and output schema; `--json` (the
 // snapshot's view) carries them with the server's and the tool's icons, of which only the
-// `https:` PNG and the `data:` PNG are kept (the SVG and the `http:` one are dropped).
+// `https:` PNG and the `data:` PNG are kept, in the server's order (the SVG and the `http:` one are dropped).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn srv_4_tools_show_titles_hints_and_only_safe_icons() {
     let sandbox = Sandbox::new();
@@ -237,8 +237,8 @@ async fn srv_4_tools_show_titles_hints_and_only_safe_icons() {
             .collect()
     };
     let expected = [
-        "https://icons.example.com/ther",
         "data:image/png;base64,iVBORw0K",
+        "https://icons.example.com/ther",
     ];
     assert_eq!(kept(&listed["server"]["icons"]), expected);
     let row = &listed["server"]["tools"][0];

@@ -687,15 +687,15 @@ fn temperature_tool() -> rmcp::model::Tool {
     tool
 }
 
-/// Icons of the server and its [`TEMPERATURE_TOOL`] (SRV-4): a client may show the first and
-/// the last (an `https:` PNG and a `data:` PNG), never the SVG nor the `http:` one.
+/// Icons of the server and its [`TEMPERATURE_TOOL`] (SRV-4): a client may show the first two
+/// (a `data:` PNG and an `https:` PNG), never the SVG nor the `http:` one.
 fn test_icons() -> Vec<rmcp::model::Icon> {
     let png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
     [
+        png,
         "https://icons.example.com/thermometer.png",
         "https://icons.example.com/thermometer.svg",
         "http://icons.example.com/thermometer.png",
-        png,
     ]
     .into_iter()
     .map(rmcp::model::Icon::new)

@@ -735,4 +735,33 @@ describe("BUD-6: a server's tool list changes while the page shows it", () => {
     }
     assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
   });
+
+  test("SRV-4: a row shows the server's icon; each tool its icon, title and hint badges", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    writeProject(sandbox, { thermo: { command: testServerBin, args: ["--name", "thermo", "--tools", "echo,temperature"] } });
+    const ui = await openPage({ sandbox });
+    const { page } = ui;
+    const thermo = row(page, "thermo");
+    try {
+      await tab(page, "project").click();
+      await thermo.locator("button[data-action=connect]").click();
+      await until(async () => (await thermo.getAttribute("data-status")) === "connected", "thermo connected");
+      await thermo.locator("details.tool-list summary").click();
+      // The sidecar kept the data: PNG and the https: PNG (first: the data one), not the SVG or http:.
+      const serverIcon = thermo.locator(".row-title img.row-icon");
+      assert.match(await serverIcon.getAttribute("src"), /^data:image\/png;base64,/);
+      assert.equal(await serverIcon.evaluate((img) => img.complete && img.naturalWidth > 0), true, "the icon rendered under the page's CSP");
+      const temperature = thermo.locator('li.tool[data-tool="temperature"]');
+      assert.match(await temperature.locator("img.row-icon").getAttribute("src"), /^data:image\/png;/);
+      assert.equal(await temperature.locator(".tool-title").textContent(), "Temperature");
+      assert.deepEqual(await temperature.locator("[data-badge]").evaluateAll((els) => els.map((e) => e.dataset.badge)), ["readOnly", "idempotent"]);
+      const echo = thermo.locator('li.tool[data-tool="echo"]');
+      assert.equal(await echo.locator("img.row-icon, .tool-title, [data-badge]").count(), 0, "a tool that declares nothing shows nothing");
+      await shot(page, "13-tool-titles-badges-icons");
+    } finally {
+      await ui.close();
+      sandbox.cleanup();
+    }
+    assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
+  });
 });

@@ -10,6 +10,7 @@ export function server(name: string, over: Partial<McpServerView> = {}): McpServ
     status: "disconnected",
     toolCount: 0,
     tools: [],
+    icons: [],
     toolsFromCache: false,
     configPath: "/work/proj/.mcp.json",
     readOnly: false,

@@ -212,7 +212,9 @@ describe("webview HTML (strict CSP)", () => {
     expect(csp).toContain("script-src 'nonce-abc'");
     expect(csp).not.toContain("unsafe-inline");
     expect(csp).not.toContain("unsafe-eval");
-    expect(csp).not.toMatch(/https?:/);
+    // Remote: only images over https (servers' icons, SRV-4); no http anywhere, nothing else remote.
+    expect(csp).not.toMatch(/http:/);
+    expect(csp.split("; ").filter((d) => d.includes("https:"))).toEqual(["img-src vscode-resource: data: https:"]);
     const html = webviewHtml({
       cspSource: "vscode-resource:",
       scriptUri: "vscode-resource:/dist/webview/webview.js",

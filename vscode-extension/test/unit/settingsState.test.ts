@@ -6,6 +6,7 @@ import {
   askDelete,
   authReason,
   endLogin,
+  iconSrc,
   isCurrentLogin,
   loginFailure,
   startLogin,
@@ -467,11 +468,20 @@ describe("trust rows (TRUST-1, TRUST-3, TRUST-6, TRUST-7, TRUST-9)", () => {
   });
 
   it("TRUST-6, TRUST-7: tools marked changed and with hidden text removed", () => {
-    const tool = { name: "q", fullName: "mcp__db__q", enabled: true, definitionChanged: false, hiddenText: false };
+    const tool = { name: "q", fullName: "mcp__db__q", enabled: true, definitionChanged: false, hiddenText: false, icons: [] };
     expect(toolMarks(tool)).toEqual([]);
     expect(toolMarks({ ...tool, definitionChanged: true })).toEqual(["definitionChanged"]);
     expect(toolMarks({ ...tool, definitionChanged: true, hiddenText: true })).toEqual(["definitionChanged", "hiddenText"]);
     expect(t("en", "toolChangedMark")).toBe("changed");
     expect(t("zh", "toolHiddenTextMark")).toBe("已移除隐藏字符");
+  });
+});
+
+describe("SRV-4: icons", () => {
+  it("shows the first https: or raster data: icon, never SVG, http: or javascript:", () => {
+    expect(iconSrc(undefined)).toBeUndefined();
+    expect(iconSrc([{ src: "data:image/svg+xml;base64,PHN2Zz4=" }, { src: "http://x/i.png" }, { src: "javascript:alert(1)" }])).toBeUndefined();
+    expect(iconSrc([{ src: "file:///i.png" }, { src: "https://x/i.png" }, { src: "data:image/png;base64,AA" }])).toBe("https://x/i.png");
+    expect(iconSrc([{ src: "DATA:IMAGE/WEBP;base64,AA" }])).toBe("DATA:IMAGE/WEBP;base64,AA");
   });
 });

@@ -73,7 +73,7 @@ export function approvalNotes(lang: Lang, a: ServerApproval): ApprovalNote[] {
   return notes;
 }
 
-export type BadgeKind = "destructive" | "readOnly" | "openWorld";
+export type BadgeKind = "destructive" | "readOnly" | "openWorld" | "idempotent";
 
 export interface Badge {
   kind: BadgeKind;
@@ -93,6 +93,8 @@ export function toolBadges(lang: Lang, annotations: ToolAnnotationsView | undefi
     badges.push({ kind: "readOnly", label: t(lang, "badgeReadOnly"), tooltip: t(lang, "badgeReadOnlyHint") });
   if (annotations?.openWorldHint === true)
     badges.push({ kind: "openWorld", label: t(lang, "badgeOpenWorld"), tooltip: t(lang, "badgeOpenWorldHint") });
+  if (annotations?.idempotentHint === true)
+    badges.push({ kind: "idempotent", label: t(lang, "badgeIdempotent"), tooltip: t(lang, "badgeIdempotentHint") });
   return badges;
 }
 

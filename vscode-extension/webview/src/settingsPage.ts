@@ -7,6 +7,7 @@ import { h } from "./dom";
 import { HostError } from "./hostApi";
 import { t, type Lang } from "./i18n";
 import { approvalDetails } from "./consentCards";
+import { toolBadges } from "./consent";
 import {
   applySnapshot,
   approvalReason,
@@ -22,6 +23,7 @@ import {
   emptyState,
   endAction,
   endpointText,
+  iconSrc,
   initialState,
   planAdd,
   planBack,
@@ -502,6 +504,7 @@ export class SettingsPage {
         h(
           "div",
           { class: "row-title" },
+          rowIcon(iconSrc(server.icons)),
           h("span", { class: "server-name" }, server.name),
           h("span", { class: "badge transport", title: "type" }, server.transport),
           h("span", { class: "badge source" }, L(sourceKey)),
@@ -565,7 +568,13 @@ export class SettingsPage {
                 onchange: (ev: Event) =>
                   void this.setToolEnabled(server, tool.name, (ev.target as HTMLInputElement).checked),
               }),
+              rowIcon(iconSrc(tool.icons)),
               h("code", {}, tool.name),
+            ),
+            // SRV-4: the server's title for the tool and its hints (never guarantees).
+            tool.annotations?.title ? h("span", { class: "tool-title" }, tool.annotations.title) : null,
+            toolBadges(this.lang, tool.annotations).map((b) =>
+              h("span", { class: `badge hint hint-${b.kind}`, "data-badge": b.kind, title: b.tooltip }, b.label),
             ),
             // TRUST-6, TRUST-7: a permission that no longer applies; hidden characters removed.
             toolMarks(tool).map((mark) =>
@@ -616,4 +625,10 @@ export class SettingsPage {
       ),
     );
   }
+}
+
+/** A 16-pixel icon of a server or tool, or nothing; it sends no referrer (SRV-4). */
+function rowIcon(src: string | undefined): HTMLElement | null {
+  if (!src) return null;
+  return h("img", { class: "row-icon", src, alt: "", width: "16", height: "16", referrerpolicy: "no-referrer", loading: "lazy" });
 }

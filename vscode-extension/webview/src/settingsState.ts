@@ -379,3 +379,11 @@ export function toolMarks(tool: McpServerView["tools"][number]): ("definitionCha
   if (tool.hiddenText) marks.push("hiddenText");
   return marks;
 }
+
+/**
+ * The icon a row shows (SRV-4): the first of `icons` that is an `https:` URL or a `data:` URL of
+ * a PNG, JPEG, GIF or WebP image. The sidecar keeps no other; the page checks again.
+ */
+export function iconSrc(icons: readonly { src: string }[] | undefined): string | undefined {
+  return icons?.map((i) => i.src).find((src) => /^(https:\/\/|data:image\/(png|jpeg|gif|webp)[;,])/i.test(src));
+}

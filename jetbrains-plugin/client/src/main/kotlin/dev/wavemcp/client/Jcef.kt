@@ -125,7 +125,8 @@ object PageHtml {
             "default-src 'none'",
             "script-src 'nonce-$nonce'",
             "style-src 'nonce-$nonce'",
-            "img-src data:",
+            // Servers' icons (SRV-4): the sidecar passes only https: and raster data: URLs.
+            "img-src data: https:",
             "font-src data:",
             "connect-src 'none'",
             "frame-src 'none'",
