@@ -4,6 +4,7 @@
 #
 #   $WAVE_PEERS_DIR (default ~/.cache/wave-mcp-peers)
 #     npm/        npm @modelcontextprotocol/server-everything (node_modules/.bin/mcp-server-everything)
+#                 and @modelcontextprotocol/server-filesystem (.bin/mcp-server-filesystem: roots)
 #     sdk/        npm @modelcontextprotocol/sdk with express: its example servers, among them
 #                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
@@ -15,6 +16,7 @@
 set -euo pipefail
 
 EVERYTHING_VERSION=2026.8.31
+FILESYSTEM_VERSION=2026.8.31
 MCP_VERSION=2.3.0
 UV_VERSION=0.13.9
 TIME_VERSION=2026.10.19
@@ -49,6 +51,21 @@ if [ "$(installed_everything || true)" != "$EVERYTHING_VERSION" ]; then
     fail "npm install of @modelcontextprotocol/server-everything@$EVERYTHING_VERSION failed"
   [ "$(installed_everything || true)" = "$EVERYTHING_VERSION" ] ||
     fail "server-everything is not usable in $NPM_DIR after npm install"
+fi
+
+# --- npm: @modelcontextprotocol/server-filesystem (started without directories: the roots) ---
+FILESYSTEM_PKG="$NPM_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json"
+installed_filesystem() {
+  [ -f "$FILESYSTEM_PKG" ] && [ -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem" ] &&
+    node -e 'process.stdout.write(require(process.argv[1]).version)' "$FILESYSTEM_PKG" 2>/dev/null
+}
+if [ "$(installed_filesystem || true)" != "$FILESYSTEM_VERSION" ]; then
+  echo "installing npm @modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION into $NPM_DIR"
+  npm install --prefix "$NPM_DIR" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >&2 ||
+    fail "npm install of @modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION failed"
+  [ "$(installed_filesystem || true)" = "$FILESYSTEM_VERSION" ] ||
+    fail "server-filesystem is not usable in $NPM_DIR after npm install"
 fi
 
 # --- npm: @modelcontextprotocol/sdk (example servers: OAuth sign-in, progress, elicitation) ---

@@ -151,6 +151,7 @@ impl Agent {
             timeouts: options.mcp_timeouts,
             reconnect: options.mcp_reconnect,
             project_untrusted: options.project_untrusted,
+            roots: None,
         });
         let transcript = Transcript::new(&home, &session_id);
         let history = transcript.load();

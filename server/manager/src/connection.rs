@@ -9,7 +9,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomNotification, CustomRequest, CustomResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
-    ProgressNotificationParam, Tool,
+    ProgressNotificationParam, RootsCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -26,6 +26,7 @@ use crate::headers::header_map;
 use crate::live::ProgressRoutes;
 use crate::notice::NoticeReader;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
+use crate::roots::Roots;
 use crate::sse;
 
 /// Least time given to the rmcp session to close before the process is signalled.
@@ -44,16 +45,47 @@ pub(crate) struct Client {
     /// Where `notifications/progress` of calls in flight go (LONG-2).
     progress: ProgressRoutes,
     elicitation: Option<ElicitationHook>,
+    /// What `roots/list` answers (SRV-1).
+    roots: Roots,
+}
+
+impl Client {
+    /// Our side of one session: where list changes go, who asks the user, what the roots are.
+    pub(crate) fn new(
+        (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),
+        elicitation: Option<ElicitationHook>,
+        roots: Roots,
+    ) -> Client {
+        Client {
+            tools_changed,
+            catalog_changed,
+            progress: ProgressRoutes::default(),
+            elicitation,
+            roots,
+        }
+    }
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = self.elicitation.as_ref().map(|e| e.capability());
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        capabilities.roots = Some(roots);
         ClientConfig::new(
             capabilities,
             Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    // Roots are deprecated from 2026-07-28 on (SEP-2577); 2025 servers still ask (SRV-1).
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, McpError> {
+        Ok(self.roots.list())
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -154,19 +186,12 @@ pub(crate) struct Dialed {
 /// the manager's cleanup awaits.
 pub(crate) async fn dial(
     transport: Transport,
-    (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),
-    elicitation: Option<ElicitationHook>,
+    client: Client,
     timeout: Duration,
     credentials: &Path,
     run_dir: &Path,
     tasks: &TaskTracker,
 ) -> Result<Dialed, DialError> {
-    let client = Client {
-        tools_changed,
-        catalog_changed,
-        progress: ProgressRoutes::default(),
-        elicitation,
-    };
     match transport {
         Transport::Stdio {
             command,

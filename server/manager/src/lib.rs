@@ -21,6 +21,7 @@ pub mod output;
 mod process;
 pub mod registry;
 mod render;
+mod roots;
 mod sse;
 pub mod switches;
 pub mod trust;

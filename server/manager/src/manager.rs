@@ -104,6 +104,8 @@ struct SharedState {
     untrusted: std::sync::atomic::AtomicBool,
     /// One reload at a time (a config change, an approval, a trust change).
     reloading: tokio::sync::Mutex<()>,
+    /// What `roots/list` answers (SRV-1).
+    roots: crate::roots::Roots,
 }
 
 impl McpManager {
@@ -148,6 +150,11 @@ impl McpManager {
         let (events, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
         McpManager {
             shared: Arc::new(SharedState {
+                roots: crate::roots::Roots::new(
+                    options
+                        .roots
+                        .unwrap_or_else(|| vec![options.workdir.clone()]),
+                ),
                 workdir: options.workdir,
                 cache_path,
                 credentials_path,
@@ -172,6 +179,43 @@ impl McpManager {
 
     pub fn workdir(&self) -> &Path {
         &self.shared.workdir
+    }
+
+    /// The directories servers may work in (SRV-1).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.shared.roots.folders()
+    }
+
+    /// Replaces the roots (the IDE's workspace folders changed, SRV-1): later `roots/list`
+    /// answers give the new list, and every live connection is told
+    /// `notifications/roots/list_changed` (in the background). Nothing is sent when the list
+    /// is the same.
+    pub fn set_roots(&self, folders: Vec<PathBuf>) {
+        let folders: Vec<PathBuf> = folders.iter().map(|f| absolute(f)).collect();
+        if !self.shared.roots.set(folders) {
+            return;
+        }
+        let peers: Vec<(String, rmcp::Peer<rmcp::RoleClient>)> = {
+            let state = self.shared.lock();
+            state
+                .slots
+                .iter()
+                .filter_map(|slot| {
+                    let live = slot.live.as_ref()?;
+                    Some((slot.entry.name.clone(), live.connection.peer.clone()))
+                })
+                .collect()
+        };
+        if peers.is_empty() {
+            return;
+        }
+        self.shared.tasks.spawn(async move {
+            for (server, peer) in peers {
+                if let Err(e) = peer.notify_roots_list_changed().await {
+                    tracing::debug!(server, "cannot send roots/list_changed: {e}");
+                }
+            }
+        });
     }
 
     /// Lets the servers ask the user (MCP elicitation, LONG-5): connections dialed from now on

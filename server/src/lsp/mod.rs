@@ -27,7 +27,9 @@ use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{self, ErrorCode, Request, Response};
 use tower_lsp_server::ls_types::request::Request as Message;
 use tower_lsp_server::ls_types::{
-    InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
+    DidChangeWorkspaceFoldersParams, InitializeParams, InitializeResult, InitializedParams, OneOf,
+    ServerCapabilities, ServerInfo, WorkspaceFolder, WorkspaceFoldersServerCapabilities,
+    WorkspaceServerCapabilities,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
@@ -246,7 +248,16 @@ impl LanguageServer for Backend {
         let servers = options.mcp_servers.unwrap_or_default();
         let model = options.model.unwrap_or_default();
         let trusted = options.workspace_trusted.unwrap_or(true);
-        let registry = Registry::start(self.client.clone(), home, workdir, servers, model, trusted);
+        let folders = workspace_folders(params.workspace_folders.as_deref().unwrap_or_default());
+        let registry = Registry::start(
+            self.client.clone(),
+            home,
+            workdir,
+            servers,
+            model,
+            trusted,
+            folders,
+        );
         if self.registry.set(registry).is_err() {
             return Err(jsonrpc::Error::invalid_request());
         }
@@ -255,6 +266,14 @@ impl LanguageServer for Backend {
                 experimental: Some(json!({
                     "wave": { "methods": METHODS, "defaultSessionId": DEFAULT_SESSION_ID },
                 })),
+                // SRV-1: the workspace folders are the servers' roots; tell us when they change.
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
                 ..ServerCapabilities::default()
             },
             server_info: Some(ServerInfo {
@@ -267,6 +286,16 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         tracing::debug!("client initialized");
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let Some(registry) = self.registry.get() else {
+            return;
+        };
+        registry.set_workspace_folders(
+            workspace_folders(&params.event.added),
+            workspace_folders(&params.event.removed),
+        );
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
@@ -467,6 +496,15 @@ fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ParamsError> {
             message: e.into_inner().to_string(),
         }
     })
+}
+
+/// The local directories among `folders` (absolute, canonical where they exist).
+fn workspace_folders(folders: &[WorkspaceFolder]) -> Vec<PathBuf> {
+    folders
+        .iter()
+        .filter_map(|folder| folder.uri.to_file_path())
+        .map(|path| absolute(&path))
+        .collect()
 }
 
 /// `initializationOptions.workdir`, else the first workspace folder, else `rootUri`, else

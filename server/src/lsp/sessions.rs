@@ -652,6 +652,8 @@ pub struct Registry {
     model: ModelOptions,
     /// The IDE trusts the project (TRUST-9); new sessions start with it.
     trusted: std::sync::atomic::AtomicBool,
+    /// The IDE's workspace folders: the roots of sessions working in one of them (SRV-1).
+    folders: Mutex<Vec<PathBuf>>,
     inner: Mutex<Inner>,
     next_id: AtomicU64,
     watcher: ConfigWatcher,
@@ -667,6 +669,7 @@ impl Registry {
         servers: Map<String, Value>,
         model: ModelOptions,
         trusted: bool,
+        folders: Vec<PathBuf>,
     ) -> Arc<Registry> {
         let registry = Arc::new_cyclic(|weak: &Weak<Registry>| {
             let weak = weak.clone();
@@ -678,6 +681,7 @@ impl Registry {
                 servers,
                 model,
                 trusted: trusted.into(),
+                folders: Mutex::new(folders),
                 inner: Mutex::new(Inner {
                     sessions: BTreeMap::new(),
                     reclaim: Vec::new(),
@@ -729,7 +733,36 @@ impl Registry {
         }
         self.watcher.watch_dir(session.workdir());
         self.watch_user_dirs();
+        session.manager.set_roots(self.roots_for(session.workdir()));
         Ok(session)
+    }
+
+    /// The roots of a session working in `workdir` (SRV-1): the workspace folders when it is
+    /// one of them, else its own directory.
+    fn roots_for(&self, workdir: &Path) -> Vec<PathBuf> {
+        let folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        match folders.iter().any(|folder| folder == workdir) {
+            true => folders.clone(),
+            false => vec![workdir.to_path_buf()],
+        }
+    }
+
+    /// `workspace/didChangeWorkspaceFolders`: every session's servers learn their new roots
+    /// (`notifications/roots/list_changed`, SRV-1).
+    pub fn set_workspace_folders(&self, added: Vec<PathBuf>, removed: Vec<PathBuf>) {
+        {
+            let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+            folders.retain(|folder| !removed.contains(folder));
+            for folder in added {
+                if !folders.contains(&folder) {
+                    folders.push(folder);
+                }
+            }
+        }
+        let sessions: Vec<Arc<Session>> = self.lock().sessions.values().cloned().collect();
+        for session in sessions {
+            session.manager.set_roots(self.roots_for(session.workdir()));
+        }
     }
 
     /// `wave/session/create`.

@@ -29,6 +29,7 @@ mod elicit;
 mod long;
 /// Prompts and resources of the same peers (PRM-1 .. PRM-4).
 mod prompts;
+mod roots;
 
 const MARKER_VAR: &str = "WAVE_PEER_MARKER";
 

@@ -130,6 +130,7 @@ impl Sandbox {
                 attempts: 5,
             },
             project_untrusted: false,
+            roots: None,
         }
     }
 

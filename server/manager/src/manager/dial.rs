@@ -157,10 +157,13 @@ async fn dial_entry(
     let timeout = shared.timeouts_for(entry);
     let dial = connection::dial(
         transport,
-        (tools_changed, catalog_changed),
-        shared.elicitations.hook(
-            &entry.name,
-            login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
+        connection::Client::new(
+            (tools_changed, catalog_changed),
+            shared.elicitations.hook(
+                &entry.name,
+                login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
+            ),
+            shared.roots.clone(),
         ),
         timeout,
         &shared.credentials_path,

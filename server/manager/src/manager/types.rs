@@ -82,6 +82,9 @@ pub struct ManagerOptions {
     /// The IDE does not trust the project (VS Code's Restricted Mode): no project server runs
     /// or can be approved until [`McpManager::set_project_trusted`](super::McpManager::set_project_trusted) (TRUST-9).
     pub project_untrusted: bool,
+    /// The directories servers may work in (SRV-1: the IDE's workspace folders); `None`: the
+    /// working directory alone.
+    pub roots: Option<Vec<PathBuf>>,
 }
 
 /// A server's connection state (LIFE-1).

@@ -92,6 +92,7 @@ pub fn manager_with_grace(sandbox: &SandboxDirs, grace: Duration) -> McpManager 
             attempts: 3,
         },
         project_untrusted: false,
+        roots: None,
     })
 }
 

@@ -274,6 +274,7 @@ impl Lane {
             },
             reconnect: ReconnectPolicy::default(),
             project_untrusted: false,
+            roots: None,
         });
         let result = self.steps(&manager, seed, &sequence, &pids, &marker).await;
         // Whatever happened: the teardown must leave nothing running.
