@@ -14,6 +14,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     init_logging();
+    quiet_when_the_reader_leaves();
     let args = cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -25,7 +26,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(cli::run(args));
+    // A reader that went away (`wave-mcp servers | head`) ends the command by a print that
+    // fails; unwinding drops what it started (each server's process group is killed), then the
+    // command ends quietly, as the shell's other tools do.
+    let run = std::panic::AssertUnwindSafe(|| runtime.block_on(cli::run(args)));
+    let result = match std::panic::catch_unwind(run) {
+        Ok(result) => result,
+        Err(panic) if stdout_closed(panic.as_ref()) => {
+            runtime.shutdown_background();
+            return ExitCode::from(141);
+        }
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
     // A blocking stdin read (`chat` quit by Ctrl-C at the prompt) must not hold the exit: every
     // teardown was awaited inside `run`.
     runtime.shutdown_background();
@@ -42,6 +54,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether a panic is `println!`'s on a stdout whose reader has gone (EPIPE).
+fn stdout_closed(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    text.starts_with("failed printing to stdout") && text.contains("Broken pipe")
+}
+
+/// The panic message of a print to a closed stdout is not shown; every other panic is.
+fn quiet_when_the_reader_leaves() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !stdout_closed(info.payload()) {
+            default_hook(info);
+        }
+    }));
 }
 
 /// Logs go to stderr (stdout carries results or, for the sidecar, the protocol). `WAVE_LOG`

@@ -600,3 +600,31 @@ fn cli_failing_server_reports_why() {
     assert!(line.contains("\"s\""), "{line}");
     assert_no_sandbox_process(&sb, "failing server");
 }
+
+// USE: a reader that goes away (`wave-mcp tools s | head -1`) ends the command quietly, as
+// other shell tools end (status 141, SIGPIPE's), with no panic on stderr and no server left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_a_closed_stdout_ends_the_command_quietly() {
+    let sandbox = Sandbox::new();
+    write_config(
+        &sandbox.home.join(".wave").join("mcp.json"),
+        json!({ "s": { "command": test_server(), "args": ["--tools", "echo,add,mixed"] } }),
+    );
+    // A pipe whose reading end is already closed: the first print fails with EPIPE.
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    let out = Command::new(wave_mcp())
+        .args(["tools", "s", "--workdir"])
+        .arg(&sandbox.workdir)
+        .env("HOME", &sandbox.home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run wave-mcp");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.trim().is_empty(), "{stderr}");
+    sandbox.assert_no_process_left().await;
+}
