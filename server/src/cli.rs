@@ -75,6 +75,16 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Connect one server and print its log: its log messages (level, logger) and its stderr
+    /// lines; with --follow, keep printing new entries until Ctrl-C, then shut it down.
+    Logs {
+        server: String,
+        /// Keep printing entries as they come.
+        #[arg(long)]
+        follow: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Sign in to a remote server (OAuth, in the browser), then check it connects. The tokens
     /// are stored in ~/.wave/mcp-credentials.json for every later use.
     Login {
@@ -164,6 +174,16 @@ async fn run_command(cli: Cli) -> Result<()> {
         Command::Resources { server, common } => {
             let manager = connected(&server, &common).await?;
             let result = crate::cli_catalog::resources(&manager, &server, common.json).await;
+            manager.cleanup().await;
+            result
+        }
+        Command::Logs {
+            server,
+            follow,
+            common,
+        } => {
+            let manager = connected(&server, &common).await?;
+            let result = logs(&manager, &server, follow).await;
             manager.cleanup().await;
             result
         }
@@ -619,4 +639,71 @@ async fn chat(workdir: Option<PathBuf>) -> Result<()> {
     listener.abort();
     agent.destroy().await;
     Ok(result?)
+}
+
+/// `wave-mcp logs NAME [--follow]` (SRV-2): what the server logged so far, then (following)
+/// each new entry until Ctrl-C or until its connection ends.
+async fn logs(manager: &McpManager, server: &str, follow: bool) -> Result<()> {
+    let mut appended = manager.subscribe_logs();
+    let log = manager.logs(server);
+    if log.dropped > 0 {
+        println!("({} older entries dropped)", log.dropped);
+    }
+    let shown = log.entries.len();
+    for entry in &log.entries {
+        println!("{}", safe(&log_line(entry)));
+    }
+    if !follow {
+        return Ok(());
+    }
+    // Entries appended between the subscription and the read are in both: skip those.
+    let mut skip = shown;
+    let mut snapshots = manager.subscribe();
+    loop {
+        tokio::select! {
+            next = appended.recv() => match next {
+                Ok((name, entry)) if name == server => {
+                    if skip > 0 && log.entries.contains(&entry) {
+                        skip -= 1;
+                        continue;
+                    }
+                    skip = 0;
+                    println!("{}", safe(&log_line(&entry)));
+                }
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    println!("({n} entries missed: the output was too slow)");
+                }
+                Err(_) => return Ok(()),
+            },
+            _ = snapshots.recv() => {
+                let status = manager.snapshot().server(server).map(|s| s.status);
+                if !matches!(
+                    status,
+                    Some(wave_mcp_manager::Status::Connected | wave_mcp_manager::Status::Reconnecting)
+                ) {
+                    return Ok(());
+                }
+            }
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+    }
+}
+
+/// One entry as a line: time, where it came from (its level for a message), logger, text.
+fn log_line(entry: &wave_mcp_manager::logs::LogEntry) -> String {
+    let time = entry
+        .time
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let kind = match (&entry.source, &entry.level) {
+        (wave_mcp_manager::logs::LogSource::Stderr, _) => "stderr",
+        (_, Some(level)) => level.as_str(),
+        (_, None) => "message",
+    };
+    let logger = entry
+        .logger
+        .as_deref()
+        .map(|l| format!("[{l}] "))
+        .unwrap_or_default();
+    format!("{time} {kind:<9} {logger}{}", entry.text)
 }

@@ -65,6 +65,8 @@ pub struct ServerConfig {
     pub tool_switches: crate::switches::ToolSwitches,
     /// `alwaysLoad`: never deferred behind tool search (BUD-5).
     pub always_load: bool,
+    /// `logLevel`: the least level of the server's log messages (`logging/setLevel`, SRV-2).
+    pub log_level: Option<String>,
 }
 
 /// The `oauth` object of a remote entry, as written (`${VAR}` not expanded).
@@ -330,6 +332,7 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         oauth: opt_oauth(obj, at)?,
         tool_switches: crate::switches::parse_switches(obj, at)?,
         always_load: crate::switches::parse_always_load(obj, at)?,
+        log_level: opt_log_level(obj, at)?,
     };
     if config.command.is_none() && config.url.is_none() {
         return Err(format!(
@@ -337,6 +340,31 @@ pub fn parse_server(value: &Value, at: &str) -> Result<ServerConfig, String> {
         ));
     }
     Ok(config)
+}
+
+/// MCP's log levels, least severe first.
+pub const LOG_LEVELS: &[&str] = &[
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+fn opt_log_level(obj: &Map<String, Value>, at: &str) -> Result<Option<String>, String> {
+    let Some(level) = opt_string(obj, "logLevel", at)? else {
+        return Ok(None);
+    };
+    if !LOG_LEVELS.contains(&level.as_str()) {
+        return Err(format!(
+            "{at}.logLevel: \"{level}\" is not a log level (one of {})",
+            LOG_LEVELS.join(", ")
+        ));
+    }
+    Ok(Some(level))
 }
 
 fn opt_oauth(obj: &Map<String, Value>, at: &str) -> Result<Option<OAuthConfig>, String> {

@@ -24,6 +24,7 @@ use crate::elicitation::ElicitationHook;
 pub(crate) use crate::error::DialError;
 use crate::headers::header_map;
 use crate::live::ProgressRoutes;
+use crate::logs::LogSink;
 use crate::notice::NoticeReader;
 use crate::process::{self, STDERR_TAIL_IN_REASON, ServerProcess, StderrTail, UnexpectedExit};
 use crate::roots::Roots;
@@ -47,6 +48,10 @@ pub(crate) struct Client {
     elicitation: Option<ElicitationHook>,
     /// What `roots/list` answers (SRV-1).
     roots: Roots,
+    /// The server's log: its `notifications/message` and stderr lines (SRV-2).
+    log: LogSink,
+    /// A stdio server's messages are logged from its byte stream, in order: not here.
+    log_from_stream: bool,
 }
 
 impl Client {
@@ -55,6 +60,7 @@ impl Client {
         (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),
         elicitation: Option<ElicitationHook>,
         roots: Roots,
+        log: LogSink,
     ) -> Client {
         Client {
             tools_changed,
@@ -62,6 +68,8 @@ impl Client {
             progress: ProgressRoutes::default(),
             elicitation,
             roots,
+            log,
+            log_from_stream: false,
         }
     }
 }
@@ -86,6 +94,23 @@ impl ClientHandler for Client {
         _context: RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, McpError> {
         Ok(self.roots.list())
+    }
+
+    // Logging is deprecated from 2026-07-28 on (SEP-2577); 2025 servers still log (SRV-2).
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if self.log_from_stream {
+            return;
+        }
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "info".into());
+        self.log.message(&level, params.logger, &params.data);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -206,12 +231,19 @@ pub(crate) async fn dial(
                 })?;
             let mut process = spawned.process;
             let stderr = process.stderr().clone();
+            stderr.attach_log(client.log.clone());
             let exited = process.take_exit_signal();
             // BUD-6: `tools/list_changed` is seen in the byte stream, before any result that
             // follows it; rmcp's own (later) callback is not needed for stdio.
-            let stdout = NoticeReader::new(spawned.stdout, client.tools_changed.clone());
+            // SRV-2: log messages too, in the order the server wrote them.
+            let stdout = NoticeReader::new(
+                spawned.stdout,
+                client.tools_changed.clone(),
+                Some(client.log.clone()),
+            );
             let client = Client {
                 tools_changed: Arc::new(|| {}),
+                log_from_stream: true,
                 ..client
             };
             let started =

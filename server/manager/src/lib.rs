@@ -14,6 +14,7 @@ pub mod icons;
 pub mod inert;
 pub mod live;
 mod login;
+pub mod logs;
 mod manager;
 pub mod names;
 mod notice;

@@ -106,6 +106,8 @@ struct SharedState {
     reloading: tokio::sync::Mutex<()>,
     /// What `roots/list` answers (SRV-1).
     roots: crate::roots::Roots,
+    /// Each server's log (SRV-2).
+    logs: crate::logs::Logs,
 }
 
 impl McpManager {
@@ -150,6 +152,7 @@ impl McpManager {
         let (events, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
         McpManager {
             shared: Arc::new(SharedState {
+                logs: crate::logs::Logs::default(),
                 roots: crate::roots::Roots::new(
                     options
                         .roots
@@ -179,6 +182,19 @@ impl McpManager {
 
     pub fn workdir(&self) -> &Path {
         &self.shared.workdir
+    }
+
+    /// `server`'s log: its `notifications/message` and stderr lines of this manager's
+    /// connections, the newest [`logs::LOG_ENTRIES`](crate::logs::LOG_ENTRIES) (SRV-2).
+    pub fn logs(&self, server: &str) -> crate::logs::ServerLog {
+        self.shared.logs.read(server)
+    }
+
+    /// Every entry appended to any server's log from now on, with the server's name (SRV-2).
+    pub fn subscribe_logs(
+        &self,
+    ) -> tokio::sync::broadcast::Receiver<(String, crate::logs::LogEntry)> {
+        self.shared.logs.subscribe()
     }
 
     /// The directories servers may work in (SRV-1).

@@ -2,7 +2,9 @@
 //! (BUD-6). rmcp hands a notification to our handler on a task of its own, so a tool result that
 //! follows the notification in the stream may reach the agent first; reading the notice in the
 //! byte stream itself starts the refresh before rmcp even parses the result, and the agent's next
-//! model request waits for it.
+//! model request waits for it. The same stream gives the server's `notifications/message` in
+//! the order it wrote them (rmcp's handler tasks may run them in any order): a line that names
+//! the method is parsed and handed to the server's log (SRV-2).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -10,29 +12,75 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
+use crate::logs::LogSink;
+
 /// The method name as a JSON string token, quotes included: inside another string (a tool's
 /// description that mentions the notification) its quotes are escaped, so it never matches.
 const NEEDLE: &[u8] = b"\"notifications/tools/list_changed\"";
 
+/// The log method's name as a JSON string token (SRV-2).
+const LOG_NEEDLE: &[u8] = b"\"notifications/message\"";
+
+/// Longest line kept to be parsed as a log message; a longer line (a big tool result) is not.
+const LOG_LINE: usize = 64 * 1024;
+
 /// An `AsyncRead` that calls `on_notice` each time the bytes read so far complete the method
-/// name of `tools/list_changed` as a JSON string (matched across reads).
+/// name of `tools/list_changed` as a JSON string (matched across reads), and hands each line
+/// that is a `notifications/message` to `log`, in stream order.
 pub(crate) struct NoticeReader<R> {
     inner: R,
     on_notice: Arc<dyn Fn() + Send + Sync>,
     /// How many bytes of [`NEEDLE`] the stream currently ends with (KMP state).
     matched: usize,
+    log: Option<LogSink>,
+    /// The current line, while it is short enough to be a log message.
+    line: Vec<u8>,
+    line_too_long: bool,
 }
 
 impl<R> NoticeReader<R> {
-    pub(crate) fn new(inner: R, on_notice: Arc<dyn Fn() + Send + Sync>) -> NoticeReader<R> {
+    pub(crate) fn new(
+        inner: R,
+        on_notice: Arc<dyn Fn() + Send + Sync>,
+        log: Option<LogSink>,
+    ) -> NoticeReader<R> {
         NoticeReader {
             inner,
             on_notice,
             matched: 0,
+            log,
+            line: Vec::new(),
+            line_too_long: false,
+        }
+    }
+
+    /// Keeps the current line (up to [`LOG_LINE`]) and, at its end, logs it if it is a
+    /// `notifications/message`.
+    fn collect_lines(&mut self, mut bytes: &[u8]) {
+        let Some(log) = &self.log else {
+            return;
+        };
+        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
+            if !self.line_too_long && self.line.len() + end <= LOG_LINE {
+                self.line.extend_from_slice(&bytes[..end]);
+                if contains(&self.line, LOG_NEEDLE) {
+                    log.message_line(&self.line);
+                }
+            }
+            self.line.clear();
+            self.line_too_long = false;
+            bytes = &bytes[end + 1..];
+        }
+        if self.line_too_long || self.line.len() + bytes.len() > LOG_LINE {
+            self.line.clear();
+            self.line_too_long = true;
+        } else {
+            self.line.extend_from_slice(bytes);
         }
     }
 
     fn scan(&mut self, bytes: &[u8]) {
+        self.collect_lines(bytes);
         for &byte in bytes {
             while self.matched > 0 && NEEDLE[self.matched] != byte {
                 self.matched = fallback(self.matched);
@@ -46,6 +94,10 @@ impl<R> NoticeReader<R> {
             }
         }
     }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The KMP failure function of [`NEEDLE`]: the longest proper prefix that is also a suffix of
@@ -94,6 +146,7 @@ mod tests {
             Arc::new(move || {
                 count.fetch_add(1, Ordering::SeqCst);
             }),
+            None,
         );
         let write = tokio::spawn(async move {
             use tokio::io::AsyncWriteExt;
@@ -104,5 +157,52 @@ mod tests {
         write.await.unwrap();
         assert_eq!(out, text);
         assert_eq!(seen.load(Ordering::SeqCst), 2);
+    }
+
+    // SRV-2: log messages come out in stream order, split across reads; a description that
+    // mentions the method, and a line too long to be a log message, are not logged.
+    #[tokio::test]
+    async fn srv_2_log_messages_are_read_in_order() {
+        let logs = crate::logs::Logs::default();
+        let long = format!(
+            "{{\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"{}\"}}}}\n",
+            "x".repeat(LOG_LINE)
+        );
+        let mut text = String::new();
+        for (level, data) in [("debug", "one"), ("error", "two"), ("warning", "three")] {
+            text.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"{level}\",\"logger\":\"l\",\"data\":\"{data}\"}}}}\n"
+            ));
+        }
+        text.push_str("{\"result\":{\"description\":\"sends \\\"notifications/message\\\"\"}}\n");
+        text.push_str(&long);
+        text.push_str("{\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":{\"n\":4}}}\n");
+        let (mut writer, reader) = tokio::io::duplex(7);
+        let mut reader = NoticeReader::new(reader, Arc::new(|| {}), Some(logs.sink("s")));
+        let bytes = text.clone().into_bytes();
+        let write = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            writer.write_all(&bytes).await.unwrap();
+        });
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).await.unwrap();
+        write.await.unwrap();
+        assert_eq!(out, text.as_bytes());
+        let logged: Vec<(String, String)> = logs
+            .read("s")
+            .entries
+            .into_iter()
+            .map(|e| (e.level.unwrap_or_default(), e.text))
+            .collect();
+        let expected = [
+            ("debug", "one"),
+            ("error", "two"),
+            ("warning", "three"),
+            ("info", "{\"n\":4}"),
+        ];
+        assert_eq!(
+            logged,
+            expected.map(|(l, t)| (l.to_string(), t.to_string()))
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! killed with `taskkill /PID <pid> /T /F`. Each group is recorded in the spawn registry
 //! ([`crate::registry`]) from spawn until it is reaped, so a crash of ours leaves a trace.
 
+use crate::logs::LogSink;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -31,11 +32,27 @@ const KILL_SETTLE: Duration = Duration::from_secs(1);
 /// How many trailing stderr lines an error reason quotes.
 pub const STDERR_TAIL_IN_REASON: usize = 10;
 
-/// The last lines a server wrote to stderr, bounded.
+/// The last lines a server wrote to stderr, bounded; each line also goes to the server's log
+/// once one is attached (SRV-2).
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail(Arc<Mutex<Tail>>);
+
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    log: Option<LogSink>,
+}
 
 impl StderrTail {
+    /// Sends every line to `log` from now on, the lines already kept first, so none is missed.
+    pub(crate) fn attach_log(&self, log: LogSink) {
+        let mut tail = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for line in &tail.lines {
+            log.stderr(line);
+        }
+        tail.log = Some(log);
+    }
+
     fn push(&self, mut line: String) {
         if line.len() > STDERR_LINE_LEN {
             let mut cut = STDERR_LINE_LEN;
@@ -45,18 +62,21 @@ impl StderrTail {
             line.truncate(cut);
             line.push('…');
         }
-        let mut lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if lines.len() == STDERR_LINES {
-            lines.pop_front();
+        let mut tail = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(log) = &tail.log {
+            log.stderr(&line);
         }
-        lines.push_back(line);
+        if tail.lines.len() == STDERR_LINES {
+            tail.lines.pop_front();
+        }
+        tail.lines.push_back(line);
     }
 
     /// The last `n` lines joined with newlines.
     pub fn last(&self, n: usize) -> String {
-        let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let skip = lines.len().saturating_sub(n);
-        lines
+        let tail = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let skip = tail.lines.len().saturating_sub(n);
+        tail.lines
             .iter()
             .skip(skip)
             .cloned()

@@ -26,6 +26,7 @@ use super::support::*;
 
 mod elicit;
 /// Live turns against the peers: progress, Stop, timeouts (LONG-1 … LONG-4).
+mod logs;
 mod long;
 /// Prompts and resources of the same peers (PRM-1 .. PRM-4).
 mod prompts;

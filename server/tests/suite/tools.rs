@@ -252,3 +252,55 @@ async fn srv_4_tools_show_titles_hints_and_only_safe_icons() {
         json!(["celsius"])
     );
 }
+
+// SRV-2: at connect, a server that declares `logging` gets `logging/setLevel` with its entry's
+// `logLevel` (default `info`); one that does not is not asked. A `logLevel` that is no MCP
+// level is an error naming the entry and the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_2_log_level_is_set_at_connect_where_the_server_logs() {
+    let sandbox = Sandbox::new();
+    let mut quiet = sandbox.server(&["--logging", "--name", "quiet"]);
+    quiet["logLevel"] = json!("warning");
+    let mut bad = sandbox.server(&["--logging"]);
+    bad["logLevel"] = json!("loud");
+    sandbox.write_user(json!({
+        "quiet": quiet,
+        "plain": sandbox.server(&["--logging", "--name", "plain"]),
+        "silent": sandbox.server(&["--name", "silent"]),
+        "bad": bad,
+    }));
+    let manager = sandbox.manager();
+    let problem = manager
+        .snapshot()
+        .server("bad")
+        .and_then(|s| s.error.clone())
+        .unwrap_or_default();
+    assert!(
+        problem.contains("mcpServers.bad.logLevel: \"loud\" is not a log level"),
+        "{problem}"
+    );
+    for name in ["quiet", "plain", "silent"] {
+        manager.connect(name).await.unwrap();
+    }
+    let levels = || -> Vec<String> {
+        let mut levels: Vec<String> = sandbox
+            .events()
+            .iter()
+            .filter(|line| line.starts_with("set-level "))
+            .map(|line| line.rsplit(' ').next().unwrap().to_string())
+            .collect();
+        levels.sort();
+        levels
+    };
+    assert!(eventually(std::time::Duration::from_secs(10), || levels().len() >= 2).await);
+    // Any stray third one (the server without the capability) would have come by now.
+    manager
+        .call_tool(
+            "mcp__silent__echo",
+            json!({"text": "x"}).as_object().cloned(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(levels(), ["info", "warning"]);
+    manager.cleanup().await;
+}

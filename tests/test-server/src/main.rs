@@ -190,6 +190,10 @@ struct Args {
     /// `test://doc/{n}`) (PRM-1 .. PRM-3).
     #[arg(long)]
     prompts: bool,
+    /// Declare the `logging` capability and record each `logging/setLevel` as the event
+    /// `set-level <level>` (SRV-2).
+    #[arg(long)]
+    logging: bool,
     /// Put terminal control sequences and hidden characters (see `HOSTILE`) in the
     /// instructions, the prompts' descriptions, and a tool `hostile` (description, title,
     /// schema, result) added to the list (TRUST-7 attacks).
@@ -244,6 +248,8 @@ struct Settings {
     events: EventLog,
     /// `--prompts`: prompts and resources are offered.
     prompts: bool,
+    /// `--logging`: the `logging` capability is declared.
+    logging: bool,
     /// `--hostile-text`: the `hostile` tool is listed and the texts carry [`HOSTILE`].
     hostile: bool,
     /// `--echo-description-file`.
@@ -473,6 +479,12 @@ impl ServerHandler for TestServer {
             capabilities.prompts = Some(Default::default());
             capabilities.resources = Some(Default::default());
         }
+        if self.settings.logging {
+            #[allow(deprecated)] // Logging is deprecated from 2026-07-28 on (SEP-2577).
+            {
+                capabilities.logging = Some(Default::default());
+            }
+        }
         let mut implementation =
             Implementation::new(&self.settings.name, env!("CARGO_PKG_VERSION"));
         if self.settings.exposes(TEMPERATURE_TOOL) {
@@ -538,6 +550,17 @@ impl ServerHandler for TestServer {
             self.settings.events.record("list-changed", None);
         }
         response
+    }
+
+    #[allow(deprecated)] // Logging is deprecated from 2026-07-28 on (SEP-2577).
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let level = serde_json::to_value(request.level).unwrap_or_default();
+        self.settings.events.record("set-level", level.as_str());
+        Ok(())
     }
 
     async fn list_tools(
@@ -1419,6 +1442,7 @@ fn run_server(args: Args) -> Result<()> {
         retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,
         prompts: args.prompts,
+        logging: args.logging,
         hostile: args.hostile_text,
         echo_description: args.echo_description_file.clone(),
     });

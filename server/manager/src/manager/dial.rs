@@ -164,6 +164,7 @@ async fn dial_entry(
                 login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
             ),
             shared.roots.clone(),
+            shared.logs.sink(&entry.name),
         ),
         timeout,
         &shared.credentials_path,
@@ -288,6 +289,12 @@ async fn install_connection(
             shared.install_tools(&mut state, index, tools);
             shared.publish(&mut state);
             catalog::start_refresh(shared, name, generation);
+            let level = slot_log_level(&state.slots[index]);
+            shared.tasks.spawn(set_log_level(
+                connection.peer.clone(),
+                name.to_string(),
+                level,
+            ));
             tracing::info!(server = %name, "MCP server connected");
             let stderr = connection.stderr().cloned();
             if let Some(exited) = exited {
@@ -444,4 +451,35 @@ fn tools_changed_hook(
             shared.publish(&mut state);
         });
     })
+}
+
+/// The entry's `logLevel` (SRV-2), `info` when it sets none.
+fn slot_log_level(slot: &super::slot::Slot) -> String {
+    slot.entry
+        .config
+        .as_ref()
+        .ok()
+        .and_then(|config| config.log_level.clone())
+        .unwrap_or_else(|| "info".into())
+}
+
+/// `logging/setLevel` to a server that declared `logging` (SRV-2); in the background, so the
+/// dial never waits for it. A refusal is only logged.
+#[allow(deprecated)] // Logging is deprecated from 2026-07-28 on (SEP-2577); 2025 servers log.
+async fn set_log_level(peer: rmcp::Peer<rmcp::RoleClient>, server: String, level: String) {
+    let declared = peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.logging.is_some());
+    if !declared {
+        return;
+    }
+    let Ok(level) = serde_json::from_value(serde_json::Value::String(level)) else {
+        return;
+    };
+    if let Err(e) = peer
+        .set_level(rmcp::model::SetLevelRequestParams::new(level))
+        .await
+    {
+        tracing::debug!(server, "logging/setLevel refused: {e}");
+    }
 }
