@@ -230,3 +230,89 @@ mod tests {
         assert_eq!(names("mcp__zz__nope, file", 5).len(), 2);
     }
 }
+
+/// BUD-7's measure over the recorded catalogs (`bench/fixtures/catalog`) and queries
+/// (`bench/fixtures/tool_queries.json`): `WAVE_EVAL_HALF=tune|held|all`.
+#[cfg(test)]
+mod eval {
+    use super::*;
+    use serde_json::Value;
+
+    fn fixtures() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/fixtures")
+    }
+
+    fn catalog() -> Vec<SearchDoc> {
+        let mut paths: Vec<_> = std::fs::read_dir(fixtures().join("catalog"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        let mut docs = Vec::new();
+        for path in paths {
+            let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let server = file["server"].as_str().unwrap();
+            for tool in file["tools"].as_array().unwrap() {
+                docs.push(SearchDoc {
+                    full_name: format!("mcp__{server}__{}", tool["name"].as_str().unwrap()),
+                    description: tool["description"].as_str().unwrap_or("").to_string(),
+                });
+            }
+        }
+        docs
+    }
+
+    #[test]
+    #[ignore = "prints BUD-7's hit rates: WAVE_EVAL_HALF=tune|held|all"]
+    fn bud_7_eval() {
+        let half = std::env::var("WAVE_EVAL_HALF").unwrap_or_else(|_| "tune".into());
+        let docs = catalog();
+        let index = ToolIndex::new(&docs);
+        let queries: Value = serde_json::from_str(
+            &std::fs::read_to_string(fixtures().join("tool_queries.json")).unwrap(),
+        )
+        .unwrap();
+        let (mut n, mut hit, mut pn, mut phit, mut en, mut ehit) = (0, 0, 0, 0, 0, 0);
+        for q in queries["queries"].as_array().unwrap() {
+            if half != "all" && q["half"] != half.as_str() {
+                continue;
+            }
+            let query = q["query"].as_str().unwrap();
+            let found: Vec<&str> = index
+                .search(query, 5)
+                .iter()
+                .map(|d| d.full_name.as_str())
+                .collect();
+            match q["tool"].as_str() {
+                None => {
+                    en += 1;
+                    if found.is_empty() {
+                        ehit += 1;
+                    } else if std::env::var_os("WAVE_EVAL_MISSES").is_some() {
+                        println!("NOISE {query:?}: {found:?}");
+                    }
+                }
+                Some(tool) => {
+                    let ok = found.contains(&tool);
+                    n += 1;
+                    hit += usize::from(ok);
+                    if q["sharesNameWord"] == false {
+                        pn += 1;
+                        phit += usize::from(ok);
+                    }
+                    if !ok && std::env::var_os("WAVE_EVAL_MISSES").is_some() {
+                        println!("MISS {query:?} wants {tool}: {found:?}");
+                    }
+                }
+            }
+        }
+        let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
+        println!(
+            "BUD-7 {half} ({} tools): top-5 {hit}/{n} = {:.1} %; no shared word {phit}/{pn} = {:.1} %; nothing-matches empty {ehit}/{en} = {:.1} %",
+            docs.len(),
+            pct(hit, n),
+            pct(phit, pn),
+            pct(ehit, en)
+        );
+    }
+}
