@@ -267,9 +267,18 @@ impl SearchState {
         let docs: Vec<SearchDoc> = plan
             .searchable
             .iter()
-            .map(|t| SearchDoc {
-                full_name: t.full_name.clone(),
-                description: t.description.clone().unwrap_or_default(),
+            .map(|t| {
+                let annotations = t
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| serde_json::to_value(a).ok());
+                SearchDoc::new(
+                    &t.full_name,
+                    t.title.as_deref(),
+                    t.description.as_deref(),
+                    &t.input_schema,
+                    annotations.as_ref(),
+                )
             })
             .collect();
         let found = ToolIndex::new(&docs).search(query, limit);
@@ -535,8 +544,11 @@ mod tests {
             map.insert("query".into(), json!(query));
             map
         };
-        let text = state.search(&plan, &args("delete file")).unwrap();
+        // "file" matches both; the denied one is not there. Named, it is not found either.
+        let text = state.search(&plan, &args("file")).unwrap();
         assert!(!text.contains("delete_file"), "{text}");
+        let named = state.search(&plan, &args("mcp__fs__delete_file")).unwrap();
+        assert!(!named.contains("delete_file"), "{named}");
         assert!(
             text.contains("mcp__fs__read_file\n  Read a file."),
             "{text}"
