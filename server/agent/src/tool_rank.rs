@@ -143,8 +143,10 @@ const STOPWORDS: &[&str] = &[
 /// to measure what each part does (bench row 8, BUD-7's eval).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankOptions {
-    /// Field boosts: how much one occurrence in each field counts.
+    /// Field boosts: how much one occurrence in each field counts (`server`: the words of the
+    /// server's name, which every tool of that server has).
     pub name: f64,
+    pub server: f64,
     pub title: f64,
     pub description: f64,
     pub params: f64,
@@ -167,11 +169,12 @@ impl Default for RankOptions {
     fn default() -> Self {
         RankOptions {
             name: 3.0,
+            server: 1.0,
             title: 2.0,
             description: 1.0,
             params: 0.3,
             annotations: 0.3,
-            synonyms: 0.6,
+            synonyms: 0.8,
             name_bonus: 0.5,
             floor: 0.4,
             unknown: 0.6,
@@ -279,7 +282,7 @@ impl Tokenizer {
         }
         let term = match (self.stopwords && STOPWORDS.contains(&word), &self.stemmer) {
             (true, _) => None,
-            (false, Some(stemmer)) => Some(stemmer.stem(word).into_owned()),
+            (false, Some(stemmer)) => Some(stem(stemmer, word)),
             (false, None) => Some(plural(word)),
         };
         self.cache.insert(word.to_string(), term.clone());
@@ -303,12 +306,22 @@ impl Tokenizer {
         for_each_word(text, |w| {
             let stop = self.stopwords && STOPWORDS.contains(&w);
             let term = match &self.stemmer {
-                Some(stemmer) => stemmer.stem(w).into_owned(),
+                Some(stemmer) => stem(stemmer, w),
                 None => plural(w),
             };
             out.push((term, stop));
         });
         out
+    }
+}
+
+/// Snowball's stem; the plural of a short acronym (`PRs`, `MRs`, `DSNs`, which Snowball keeps
+/// as they are) loses its `s` too.
+fn stem(stemmer: &Stemmer, word: &str) -> String {
+    let stemmed = stemmer.stem(word);
+    match stemmed == word && word.len() >= 3 && word.ends_with('s') && !word.ends_with("ss") {
+        true => word[..word.len() - 1].to_string(),
+        false => stemmed.into_owned(),
     }
 }
 
@@ -402,7 +415,7 @@ impl<'a> ToolIndex<'a> {
                 }
             };
             add(tokenizer.terms(tool), options.name);
-            add(server_terms.clone(), options.name);
+            add(server_terms.clone(), options.server);
             add(tokenizer.terms(&doc.title), options.title);
             add(tokenizer.terms(&doc.description), options.description);
             add(tokenizer.terms(&doc.params), options.params);
@@ -533,6 +546,11 @@ impl<'a> ToolIndex<'a> {
                     .chain(c.synonyms.iter().flatten().map(String::as_str))
             })
             .collect();
+        if std::env::var_os("WAVE_RANK_DEBUG").is_some() {
+            for c in &concepts {
+                eprintln!("concept {:?} synonyms {:?}", c.term, c.synonyms);
+            }
+        }
         let mut scored: Vec<(f64, usize)> = Vec::new();
         let mut best_match: f64 = 0.0;
         for (index, doc) in self.terms.iter().enumerate() {
@@ -572,6 +590,11 @@ impl<'a> ToolIndex<'a> {
             return Vec::new();
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        if std::env::var_os("WAVE_RANK_DEBUG").is_some() {
+            for (score, index) in scored.iter().take(12) {
+                eprintln!("{score:.2} {}", self.docs[*index].full_name);
+            }
+        }
         scored
             .into_iter()
             .take(limit)
@@ -629,22 +652,25 @@ pub fn words(text: &str) -> Vec<String> {
     Tokenizer::new(&RankOptions::default()).terms(text)
 }
 
-/// Calls `visit` with each lowercase word of `text`, reusing one buffer.
+/// Calls `visit` with each lowercase word of `text`, reusing one buffer. An acronym's plural
+/// stays one word (`PRs`, `URLs`).
 fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
+    let chars: Vec<char> = text.chars().collect();
     let mut current = String::new();
     let mut previous: Option<char> = None;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    for (at, &c) in chars.iter().enumerate() {
+        let next = chars.get(at + 1).copied();
         if !c.is_alphanumeric() {
             emit(&mut current, &mut visit);
             previous = Some(c);
             continue;
         }
-        let next = chars.peek().copied();
+        let plural = next == Some('s') && !chars.get(at + 2).is_some_and(|c| c.is_alphanumeric());
         let lower_to_upper = c.is_uppercase() && previous.is_some_and(char::is_lowercase);
         let acronym_end = c.is_uppercase()
             && previous.is_some_and(char::is_uppercase)
-            && next.is_some_and(char::is_lowercase);
+            && next.is_some_and(char::is_lowercase)
+            && !plural;
         let digit_change = previous
             .is_some_and(|p| p.is_alphanumeric() && p.is_ascii_digit() != c.is_ascii_digit());
         if lower_to_upper || acronym_end || digit_change {
@@ -684,6 +710,10 @@ mod tests {
             ["list", "file", "list", "file"]
         );
         assert_eq!(words("HTTPServer v2"), ["http", "server", "v", "2"]);
+        // Plurals of acronyms, stems, stopwords.
+        assert_eq!(words("open PRs and MRs"), ["open", "pr", "mr"]);
+        assert_eq!(words("create_entities"), ["creat", "entiti"]);
+        assert_eq!(words("entity"), ["entiti"]);
     }
 
     // BUD-4: the best match first; comma-separated full names select exactly those.
@@ -743,6 +773,10 @@ mod eval {
 
     fn fixtures() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/fixtures")
+    }
+
+    pub(super) fn catalog_for_debug() -> Vec<SearchDoc> {
+        catalog()
     }
 
     fn catalog() -> Vec<SearchDoc> {
@@ -838,12 +872,39 @@ mod eval {
                     name_bonus: v[6],
                     floor: v[7],
                     unknown: v.get(8).copied().unwrap_or(base.unknown),
+                    server: v.get(9).copied().unwrap_or(base.server),
                     ..base
                 },
             )];
         }
         for (label, options) in runs {
             eval(label, options);
+        }
+        // WAVE_EVAL_GRID: one option varied at a time, a line each.
+        if std::env::var_os("WAVE_EVAL_GRID").is_some() {
+            type Set = fn(&mut RankOptions, f64);
+            let knobs: [(&str, Set, &[f64]); 9] = [
+                ("name", |o, v| o.name = v, &[1.5, 2.0, 4.0, 5.0]),
+                ("server", |o, v| o.server = v, &[0.5, 1.0, 2.0]),
+                ("title", |o, v| o.title = v, &[1.0, 3.0]),
+                ("params", |o, v| o.params = v, &[0.1, 0.5, 1.0]),
+                ("annotations", |o, v| o.annotations = v, &[0.0, 1.0]),
+                (
+                    "synonyms",
+                    |o, v| o.synonyms = v,
+                    &[0.4, 0.5, 0.7, 0.8, 1.0],
+                ),
+                ("name_bonus", |o, v| o.name_bonus = v, &[0.25, 1.0, 2.0]),
+                ("floor", |o, v| o.floor = v, &[0.3, 0.35, 0.45, 0.5]),
+                ("unknown", |o, v| o.unknown = v, &[0.3, 0.4, 0.5, 0.8]),
+            ];
+            for (knob, set, values) in knobs {
+                for &value in values {
+                    let mut options = base;
+                    set(&mut options, value);
+                    eval(&format!("{knob}={value}"), options);
+                }
+            }
         }
     }
 
@@ -897,5 +958,16 @@ mod eval {
             pct(phit, pn),
             pct(ehit, en)
         );
+    }
+}
+#[cfg(test)]
+mod debug {
+    #[test]
+    #[ignore = "WAVE_RANK_DEBUG=query"]
+    fn rank_debug() {
+        let query = std::env::var("WAVE_RANK_DEBUG").unwrap();
+        let docs = super::eval::catalog_for_debug();
+        let index = super::ToolIndex::new(&docs);
+        index.search(&query, 5);
     }
 }
