@@ -3,13 +3,12 @@
 # (bench row 8, BUD-7): one file per server, {package, registry, version, tools:[...]}.
 # Servers are installed into a cache outside the repository (WAVE_CATALOG_DIR, default
 # ~/.cache/wave-mcp-catalog), started over stdio with dummy tokens where a server needs one
-# just to list its tools, and listed with our own CLI (`wave-mcp tools NAME --json`) under a
-# throw-away HOME (the approvals go there, never into the user's).
+# just to list its tools, under a throw-away HOME, and listed with the official python SDK
+# (scripts/list-tools.py; every field as sent: title, annotations and inputSchema too).
 #   scripts/record-catalog.sh [SERVER...]     (default: every server below)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${WAVE_CATALOG_DIR:-$HOME/.cache/wave-mcp-catalog}
-WAVE=${WAVE_BIN:-$ROOT/target/debug/wave-mcp}
 OUT=$ROOT/bench/fixtures/catalog
 NPM_PACKAGES=(
   @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything
@@ -40,6 +39,8 @@ venv() { # dir packages...
 venv venv "${PYPI_PACKAGES[@]}"
 venv venv-sqlite "${SQLITE_PACKAGES[@]}"
 venv venv-atlassian "${ATLASSIAN_PACKAGES[@]}"
+# The lister's SDK: the venv with the pinned `mcp` (its client API is the one list-tools.py uses).
+LISTER=$CACHE/venv-sqlite/bin/python
 BIN=$CACHE/npm/node_modules/.bin
 PY=$CACHE/venv/bin
 WORK=$(mktemp -d)
@@ -81,36 +82,28 @@ version() { # registry package
   esac
 }
 
-export HOME=$WORK/home
 failed=()
 for line in "${SERVERS[@]}"; do
   IFS='|' read -r name registry package command args env <<<"$line"
   if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
-  python3 - "$WORK/wd/.mcp.json" "$name" "$command" "$args" "$env" <<'PY'
-import json, sys
-path, name, command, args, env = sys.argv[1:]
-entry = {"command": command, "args": args.split() if args else []}
-if env:
-    entry["env"] = dict(kv.split("=", 1) for kv in env.split())
-entry["startupTimeoutSec"] = 120
-json.dump({"mcpServers": {name: entry}}, open(path, "w"), indent=1)
-PY
-  "$WAVE" approve "$name" --workdir "$WORK/wd" >/dev/null
-  if ! timeout 180 "$WAVE" tools "$name" --workdir "$WORK/wd" --json >"$WORK/$name.json" 2>"$WORK/$name.err"; then
+  # shellcheck disable=SC2086 # args and env are word lists
+  if ! (cd "$WORK" && HOME=$WORK/home timeout 180 env $env "$LISTER" "$ROOT/scripts/list-tools.py" "$command" $args \
+      >"$WORK/$name.json" 2>"$WORK/$name.err"); then
     echo "FAILED $name: $(tail -3 "$WORK/$name.err")" >&2
     failed+=("$name")
     continue
   fi
-  python3 - "$WORK/$name.json" "$OUT/$name.json" "$package" "$registry" "$(version "$registry" "$package" "$command")" <<'PY'
+  python3 - "$WORK/$name.json" "$OUT/$name.json" "$name" "$package" "$registry" "$(version "$registry" "$package" "$command")" <<'PY2'
 import json, sys
-src, dst, package, registry, version = sys.argv[1:]
+src, dst, name, package, registry, version = sys.argv[1:]
 listed = json.load(open(src))
 keep = ("name", "title", "description", "inputSchema", "annotations")
 tools = [{k: t[k] for k in keep if t.get(k) is not None} for t in listed["tools"]]
-json.dump({"server": listed["server"]["name"], "package": package, "registry": registry,
-           "version": version, "tools": tools}, open(dst, "w"), indent=1, ensure_ascii=False)
-open(dst, "a").write("\n")
-print(f"{listed['server']['name']}: {package} {version}, {len(tools)} tools")
-PY
+with open(dst, "w") as out:
+    json.dump({"server": name, "package": package, "registry": registry, "version": version,
+               "tools": tools}, out, indent=1, ensure_ascii=False)
+    out.write("\n")
+print(f"{name}: {package} {version}, {len(tools)} tools")
+PY2
 done
 [ ${#failed[@]} -eq 0 ] || { echo "not recorded: ${failed[*]}" >&2; exit 1; }
