@@ -21,11 +21,6 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde_json::{Map, Value};
 
-/// BM25 term-frequency saturation.
-const K1: f64 = 1.2;
-/// BM25 length normalisation.
-const B: f64 = 0.75;
-
 /// The field's vocabulary: one group of equivalent words or phrases a line.
 const SYNONYMS: &str = include_str!("tool_rank/synonyms.txt");
 
@@ -153,8 +148,15 @@ pub struct RankOptions {
     pub annotations: f64,
     /// Weight of a synonym's match against the word's own (0: no vocabulary).
     pub synonyms: f64,
-    /// A tool whose whole name the query covers scores this much more (0.5: +50 %).
+    /// How far a synonym's idf is lifted towards the query word's, when that is higher (0: not).
+    pub synonym_idf: f64,
+    /// A tool whose whole name the query covers scores this much more (0.5: +50 %); one whose
+    /// name it covers in part, `name_bonus × share^name_power` more.
     pub name_bonus: f64,
+    pub name_power: f64,
+    /// BM25: term-frequency saturation and length normalisation.
+    pub k1: f64,
+    pub b: f64,
     /// The share of the query's weight a tool must match to be returned (0: any word).
     pub floor: f64,
     /// How much a word no tool has weighs in the floor, against the rarest word (1: as much).
@@ -175,7 +177,11 @@ impl Default for RankOptions {
             params: 0.3,
             annotations: 0.3,
             synonyms: 0.8,
+            synonym_idf: 0.0,
             name_bonus: 0.5,
+            name_power: 2.0,
+            k1: 1.2,
+            b: 0.9,
             floor: 0.4,
             unknown: 0.6,
             stem: true,
@@ -505,11 +511,17 @@ impl<'a> ToolIndex<'a> {
 
     /// BM25 of one term in one tool.
     fn term_score(&self, doc: &DocTerms, term: &str) -> f64 {
+        self.term_score_idf(doc, term, self.idf(term))
+    }
+
+    /// BM25 of one term in one tool, with the given idf.
+    fn term_score_idf(&self, doc: &DocTerms, term: &str, idf: f64) -> f64 {
         let Some(&tf) = doc.tf.get(term) else {
             return 0.0;
         };
-        let norm = K1 * (1.0 - B + B * doc.length / self.average_length);
-        self.idf(term) * tf * (K1 + 1.0) / (tf + norm)
+        let (k1, b) = (self.options.k1, self.options.b);
+        let norm = k1 * (1.0 - b + b * doc.length / self.average_length);
+        idf * tf * (k1 + 1.0) / (tf + norm)
     }
 
     /// The best matches for `query`, at most `limit`, best first (ties in catalog order).
@@ -561,10 +573,22 @@ impl<'a> ToolIndex<'a> {
                     .term
                     .as_ref()
                     .map_or(0.0, |t| self.term_score(doc, t));
+                // A synonym weighs as rare as the query's word, when that is rarer (a word
+                // no tool uses, said in the field's other word).
                 let synonym = concept
                     .synonyms
                     .iter()
-                    .map(|terms| terms.iter().map(|t| self.term_score(doc, t)).sum::<f64>())
+                    .map(|terms| {
+                        terms
+                            .iter()
+                            .map(|t| {
+                                let idf = self.idf(t);
+                                let lifted =
+                                    idf + self.options.synonym_idf * (weight - idf).max(0.0);
+                                self.term_score_idf(doc, t, lifted)
+                            })
+                            .sum::<f64>()
+                    })
                     .fold(0.0, f64::max)
                     * self.options.synonyms;
                 let best = own.max(synonym);
@@ -577,11 +601,14 @@ impl<'a> ToolIndex<'a> {
                 continue;
             }
             best_match = best_match.max(matched / total);
-            if self.options.name_bonus > 0.0
-                && !doc.name.is_empty()
-                && doc.name.iter().all(|t| covered.contains(t.as_str()))
-            {
-                score *= 1.0 + self.options.name_bonus;
+            if self.options.name_bonus > 0.0 && !doc.name.is_empty() {
+                let share = doc
+                    .name
+                    .iter()
+                    .filter(|t| covered.contains(t.as_str()))
+                    .count() as f64
+                    / doc.name.len() as f64;
+                score *= 1.0 + self.options.name_bonus * share.powf(self.options.name_power);
             }
             scored.push((score, index));
         }
@@ -883,7 +910,11 @@ mod eval {
         // WAVE_EVAL_GRID: one option varied at a time, a line each.
         if std::env::var_os("WAVE_EVAL_GRID").is_some() {
             type Set = fn(&mut RankOptions, f64);
-            let knobs: [(&str, Set, &[f64]); 9] = [
+            let knobs: [(&str, Set, &[f64]); 13] = [
+                ("synonym_idf", |o, v| o.synonym_idf = v, &[0.25, 0.5, 1.0]),
+                ("name_power", |o, v| o.name_power = v, &[1.0, 2.0, 4.0]),
+                ("k1", |o, v| o.k1 = v, &[0.8, 1.6, 2.0]),
+                ("b", |o, v| o.b = v, &[0.75, 1.0]),
                 ("name", |o, v| o.name = v, &[1.5, 2.0, 4.0, 5.0]),
                 ("server", |o, v| o.server = v, &[0.5, 1.0, 2.0]),
                 ("title", |o, v| o.title = v, &[1.0, 3.0]),
