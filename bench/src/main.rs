@@ -516,11 +516,20 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
     table.push(Row {
         id: "8c",
         figure: format!(
-            "search: index + rank {} tools for one query (median)",
+            "search: index + rank {} tools for one query, a set's first search (median)",
             r.tools
         ),
-        ours: fmt_time(r.rank),
+        ours: fmt_time(r.build),
         baseline: format!("1 stdio tool call: {}", fmt_time(r.round_trip)),
+        ratio: fmt_ratio(r.build / r.round_trip),
+        target: "(context)",
+        verdict: "",
+    });
+    table.push(Row {
+        id: "",
+        figure: "  a later search of the same set (index kept): rank only".into(),
+        ours: fmt_time(r.rank),
+        baseline: String::new(),
         ratio: fmt_ratio(r.rank / r.round_trip),
         target: "(context)",
         verdict: "",

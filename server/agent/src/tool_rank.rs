@@ -372,22 +372,32 @@ struct Concept {
     synonyms: Vec<Vec<String>>,
 }
 
-/// A ranking over a set of tools: built once per set (each tool's words counted), then each
-/// search scores only the query's words (bench row 8c).
-pub struct ToolIndex<'a> {
-    docs: &'a [SearchDoc],
+/// A ranking over a set of tools: built once per set (each tool's words counted; the agent
+/// keeps it while the set stays the same), then each search scores only the query's words
+/// (bench row 8c).
+pub struct ToolIndex {
+    docs: Vec<SearchDoc>,
     terms: Vec<DocTerms>,
     df: HashMap<String, usize>,
     average_length: f64,
     options: RankOptions,
 }
 
-impl<'a> ToolIndex<'a> {
-    pub fn new(docs: &'a [SearchDoc]) -> ToolIndex<'a> {
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("tools", &self.docs.len())
+            .field("terms", &self.df.len())
+            .finish()
+    }
+}
+
+impl ToolIndex {
+    pub fn new(docs: &[SearchDoc]) -> ToolIndex {
         ToolIndex::with_options(docs, RankOptions::default())
     }
 
-    pub fn with_options(docs: &'a [SearchDoc], options: RankOptions) -> ToolIndex<'a> {
+    pub fn with_options(docs: &[SearchDoc], options: RankOptions) -> ToolIndex {
         let mut tokenizer = Tokenizer::new(&options);
         // Per server: how many tools, and in how many tool names each term occurs.
         let mut per_server: HashMap<&str, (usize, HashMap<String, usize>)> = HashMap::new();
@@ -438,7 +448,7 @@ impl<'a> ToolIndex<'a> {
         let average_length =
             (terms.iter().map(|t| t.length).sum::<f64>() / docs.len().max(1) as f64).max(1.0);
         ToolIndex {
-            docs,
+            docs: docs.to_vec(),
             terms,
             df,
             average_length,
@@ -527,7 +537,7 @@ impl<'a> ToolIndex<'a> {
     /// The best matches for `query`, at most `limit`, best first (ties in catalog order).
     /// Tools that match too little of the query are never returned. A query of full names
     /// selects exactly those, however many: `limit` bounds a ranking, not an explicit choice.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<&'a SearchDoc> {
+    pub fn search(&self, query: &str, limit: usize) -> Vec<&SearchDoc> {
         if let Some(selected) = self.select_by_names(query) {
             return selected;
         }
@@ -631,7 +641,7 @@ impl<'a> ToolIndex<'a> {
 
     /// A query whose comma-separated parts are all full names of indexed tools selects exactly
     /// those (BUD-4); `None` for any other query.
-    fn select_by_names(&self, query: &str) -> Option<Vec<&'a SearchDoc>> {
+    fn select_by_names(&self, query: &str) -> Option<Vec<&SearchDoc>> {
         let parts: Vec<&str> = query
             .split(',')
             .map(str::trim)
@@ -640,7 +650,7 @@ impl<'a> ToolIndex<'a> {
         if parts.is_empty() {
             return None;
         }
-        let mut selected: Vec<&'a SearchDoc> = Vec::new();
+        let mut selected: Vec<&SearchDoc> = Vec::new();
         for part in parts {
             let doc = self.docs.iter().find(|d| d.full_name == part)?;
             if !selected.iter().any(|s| s.full_name == doc.full_name) {
