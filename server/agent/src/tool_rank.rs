@@ -148,8 +148,6 @@ pub struct RankOptions {
     pub annotations: f64,
     /// Weight of a synonym's match against the word's own (0: no vocabulary).
     pub synonyms: f64,
-    /// How far a synonym's idf is lifted towards the query word's, when that is higher (0: not).
-    pub synonym_idf: f64,
     /// A tool whose whole name the query covers scores this much more (0.5: +50 %); one whose
     /// name it covers in part, `name_bonus × share^name_power` more.
     pub name_bonus: f64,
@@ -177,7 +175,6 @@ impl Default for RankOptions {
             params: 0.3,
             annotations: 0.3,
             synonyms: 0.8,
-            synonym_idf: 0.0,
             name_bonus: 0.5,
             name_power: 2.0,
             k1: 1.2,
@@ -521,17 +518,12 @@ impl ToolIndex {
 
     /// BM25 of one term in one tool.
     fn term_score(&self, doc: &DocTerms, term: &str) -> f64 {
-        self.term_score_idf(doc, term, self.idf(term))
-    }
-
-    /// BM25 of one term in one tool, with the given idf.
-    fn term_score_idf(&self, doc: &DocTerms, term: &str, idf: f64) -> f64 {
         let Some(&tf) = doc.tf.get(term) else {
             return 0.0;
         };
         let (k1, b) = (self.options.k1, self.options.b);
         let norm = k1 * (1.0 - b + b * doc.length / self.average_length);
-        idf * tf * (k1 + 1.0) / (tf + norm)
+        self.idf(term) * tf * (k1 + 1.0) / (tf + norm)
     }
 
     /// The best matches for `query`, at most `limit`, best first (ties in catalog order).
@@ -568,11 +560,6 @@ impl ToolIndex {
                     .chain(c.synonyms.iter().flatten().map(String::as_str))
             })
             .collect();
-        if std::env::var_os("WAVE_RANK_DEBUG").is_some() {
-            for c in &concepts {
-                eprintln!("concept {:?} synonyms {:?}", c.term, c.synonyms);
-            }
-        }
         let mut scored: Vec<(f64, usize)> = Vec::new();
         let mut best_match: f64 = 0.0;
         for (index, doc) in self.terms.iter().enumerate() {
@@ -583,22 +570,11 @@ impl ToolIndex {
                     .term
                     .as_ref()
                     .map_or(0.0, |t| self.term_score(doc, t));
-                // A synonym weighs as rare as the query's word, when that is rarer (a word
-                // no tool uses, said in the field's other word).
+                // A synonym (all its words) counts less than the word itself.
                 let synonym = concept
                     .synonyms
                     .iter()
-                    .map(|terms| {
-                        terms
-                            .iter()
-                            .map(|t| {
-                                let idf = self.idf(t);
-                                let lifted =
-                                    idf + self.options.synonym_idf * (weight - idf).max(0.0);
-                                self.term_score_idf(doc, t, lifted)
-                            })
-                            .sum::<f64>()
-                    })
+                    .map(|terms| terms.iter().map(|t| self.term_score(doc, t)).sum::<f64>())
                     .fold(0.0, f64::max)
                     * self.options.synonyms;
                 let best = own.max(synonym);
@@ -627,11 +603,6 @@ impl ToolIndex {
             return Vec::new();
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        if std::env::var_os("WAVE_RANK_DEBUG").is_some() {
-            for (score, index) in scored.iter().take(12) {
-                eprintln!("{score:.2} {}", self.docs[*index].full_name);
-            }
-        }
         scored
             .into_iter()
             .take(limit)
@@ -812,10 +783,6 @@ mod eval {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/fixtures")
     }
 
-    pub(super) fn catalog_for_debug() -> Vec<SearchDoc> {
-        catalog()
-    }
-
     fn catalog() -> Vec<SearchDoc> {
         let mut paths: Vec<_> = std::fs::read_dir(fixtures().join("catalog"))
             .unwrap()
@@ -920,8 +887,7 @@ mod eval {
         // WAVE_EVAL_GRID: one option varied at a time, a line each.
         if std::env::var_os("WAVE_EVAL_GRID").is_some() {
             type Set = fn(&mut RankOptions, f64);
-            let knobs: [(&str, Set, &[f64]); 13] = [
-                ("synonym_idf", |o, v| o.synonym_idf = v, &[0.25, 0.5, 1.0]),
+            let knobs: [(&str, Set, &[f64]); 12] = [
                 ("name_power", |o, v| o.name_power = v, &[1.0, 2.0, 4.0]),
                 ("k1", |o, v| o.k1 = v, &[0.8, 1.6, 2.0]),
                 ("b", |o, v| o.b = v, &[0.75, 1.0]),
@@ -999,16 +965,5 @@ mod eval {
             pct(phit, pn),
             pct(ehit, en)
         );
-    }
-}
-#[cfg(test)]
-mod debug {
-    #[test]
-    #[ignore = "WAVE_RANK_DEBUG=query"]
-    fn rank_debug() {
-        let query = std::env::var("WAVE_RANK_DEBUG").unwrap();
-        let docs = super::eval::catalog_for_debug();
-        let index = super::ToolIndex::new(&docs);
-        index.search(&query, 5);
     }
 }
