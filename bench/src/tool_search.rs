@@ -179,8 +179,18 @@ fn catalog_docs() -> Result<(Vec<SearchDoc>, usize)> {
     Ok((docs, paths.len()))
 }
 
-/// The queries: words, wanted full name (`None`: no tool does it), half, shares a name word.
-fn queries() -> Result<Vec<(String, Option<String>, String, bool)>> {
+/// One query of `tool_queries.json`.
+struct Query {
+    query: String,
+    /// The wanted full name; `None`: no tool does it.
+    tool: Option<String>,
+    /// `tune` or `held`.
+    half: String,
+    /// It shares a word with the wanted tool's own name.
+    shares: bool,
+}
+
+fn queries() -> Result<Vec<Query>> {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(
         fixtures().join("tool_queries.json"),
     )?)?;
@@ -189,12 +199,12 @@ fn queries() -> Result<Vec<(String, Option<String>, String, bool)>> {
         .context("queries")?
         .iter()
         .map(|q| {
-            Ok((
-                q["query"].as_str().context("query")?.to_string(),
-                q["tool"].as_str().map(str::to_string),
-                q["half"].as_str().context("half")?.to_string(),
-                q["sharesNameWord"].as_bool().context("sharesNameWord")?,
-            ))
+            Ok(Query {
+                query: q["query"].as_str().context("query")?.to_string(),
+                tool: q["tool"].as_str().map(str::to_string),
+                half: q["half"].as_str().context("half")?.to_string(),
+                shares: q["sharesNameWord"].as_bool().context("sharesNameWord")?,
+            })
         })
         .collect()
 }
@@ -206,7 +216,13 @@ pub fn hit_rate() -> Result<HitRates> {
     let index = ToolIndex::new(&docs);
     let mut tune = HitRate::default();
     let mut held = HitRate::default();
-    for (query, wanted, half, shares) in queries()? {
+    for Query {
+        query,
+        tool: wanted,
+        half,
+        shares,
+    } in queries()?
+    {
         let rate = match half.as_str() {
             "tune" => &mut tune,
             _ => &mut held,
@@ -255,8 +271,8 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
     let (base, _) = catalog_docs()?;
     let queries: Vec<String> = queries()?
         .into_iter()
-        .filter(|q| q.1.is_some())
-        .map(|q| q.0)
+        .filter(|q| q.tool.is_some())
+        .map(|q| q.query)
         .collect();
     let mut docs = Vec::with_capacity(1000);
     'fill: for copy in 0.. {
