@@ -292,6 +292,27 @@ impl Tokenizer {
         term
     }
 
+    /// Adds `weight` to `tf` for each term of `text` (stopwords dropped); the total added.
+    /// Allocates only for a term new to `tf` or a word new to the tokenizer.
+    fn count(&mut self, text: &str, weight: f64, tf: &mut HashMap<String, f64>) -> f64 {
+        let mut total = 0.0;
+        for_each_word(text, |w| {
+            if !self.cache.contains_key(w) {
+                self.term(w);
+            }
+            if let Some(Some(term)) = self.cache.get(w) {
+                total += weight;
+                match tf.get_mut(term.as_str()) {
+                    Some(count) => *count += weight,
+                    None => {
+                        tf.insert(term.clone(), weight);
+                    }
+                }
+            }
+        });
+        total
+    }
+
     /// The terms of `text`, stopwords dropped.
     fn terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -420,21 +441,19 @@ impl ToolIndex {
                 |t: &String| server_terms.contains(t) || (*count >= 4 && in_names[t] * 2 > *count);
             let own: Vec<String> = name.iter().filter(|t| !namespace(t)).cloned().collect();
             let mut tf: HashMap<String, f64> = HashMap::new();
-            let mut length = 0.0;
-            let mut add = |terms: Vec<String>, weight: f64| {
-                for term in terms {
-                    length += weight;
-                    *tf.entry(term).or_default() += weight;
-                }
-            };
-            add(tokenizer.terms(tool), options.name);
-            add(server_terms.clone(), options.server);
-            add(tokenizer.terms(&doc.title), options.title);
-            add(tokenizer.terms(&doc.description), options.description);
-            add(tokenizer.terms(&doc.params), options.params);
-            add(tokenizer.terms(&doc.annotations), options.annotations);
+            let length = tokenizer.count(tool, options.name, &mut tf)
+                + tokenizer.count(server, options.server, &mut tf)
+                + tokenizer.count(&doc.title, options.title, &mut tf)
+                + tokenizer.count(&doc.description, options.description, &mut tf)
+                + tokenizer.count(&doc.params, options.params, &mut tf)
+                + tokenizer.count(&doc.annotations, options.annotations, &mut tf);
             for term in tf.keys() {
-                *df.entry(term.clone()).or_default() += 1;
+                match df.get_mut(term.as_str()) {
+                    Some(count) => *count += 1,
+                    None => {
+                        df.insert(term.clone(), 1);
+                    }
+                }
             }
             terms.push(DocTerms {
                 tf,
