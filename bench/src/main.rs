@@ -463,34 +463,73 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
             verdict: "",
         }),
     }
-    eprintln!("row 8b: search hit rate over a real catalog");
-    let hits = tool_search::hit_rate()?;
-    for miss in &hits.misses {
-        eprintln!("  miss: {miss}");
+    eprintln!("row 8b: search hit rate over the recorded catalogs (BUD-7)");
+    let rates = tool_search::hit_rate()?;
+    let pct = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+    for (half, rate) in [("tuning half", &rates.tune), ("held-out half", &rates.held)] {
+        for miss in &rate.misses {
+            eprintln!("  miss: {miss}");
+        }
+        table.push(Row {
+            id: "8b",
+            figure: format!(
+                "search, {half}: wanted tool in the top 5, {} queries over {} tools of {} real servers",
+                rate.queries, rates.catalog, rates.servers
+            ),
+            ours: format!(
+                "{}/{} = {:.1} %",
+                rate.hits,
+                rate.queries,
+                pct(rate.hits, rate.queries) * 100.0
+            ),
+            baseline: String::new(),
+            ratio: String::new(),
+            target: "≥ 90 %",
+            verdict: verdict(pct(rate.hits, rate.queries) >= 0.90),
+        });
+        table.push(Row {
+            id: "",
+            figure: "  of which sharing no word with the tool's name".into(),
+            ours: format!(
+                "{}/{} = {:.1} %",
+                rate.paraphrased_hits,
+                rate.paraphrased,
+                pct(rate.paraphrased_hits, rate.paraphrased) * 100.0
+            ),
+            baseline: String::new(),
+            ratio: String::new(),
+            target: "≥ 80 %",
+            verdict: verdict(pct(rate.paraphrased_hits, rate.paraphrased) >= 0.80),
+        });
+        table.push(Row {
+            id: "",
+            figure: "  queries no tool answers: nothing found".into(),
+            ours: format!("{}/{}", rate.empty, rate.nothing),
+            baseline: String::new(),
+            ratio: String::new(),
+            target: "all",
+            verdict: verdict(rate.empty == rate.nothing),
+        });
     }
-    let rate = hits.hits as f64 / hits.queries as f64;
-    table.push(Row {
-        id: "8b",
-        figure: format!(
-            "search: wanted tool in the top 5, {} queries over {} real tools",
-            hits.queries, hits.catalog
-        ),
-        ours: format!("{}/{} = {:.0} %", hits.hits, hits.queries, rate * 100.0),
-        baseline: String::new(),
-        ratio: String::new(),
-        target: "≥ 90 %",
-        verdict: verdict(rate >= 0.90),
-    });
     eprintln!("row 8c: ranking 1,000 tools vs one local tool round trip");
     let r = tool_search::rank_cost(if quick { 100 } else { 1000 }).await?;
     table.push(Row {
         id: "8c",
         figure: format!(
-            "search: index + rank {} tools for one query (median)",
+            "search: index + rank {} tools for one query, a set's first search (median)",
             r.tools
         ),
-        ours: fmt_time(r.rank),
+        ours: fmt_time(r.build),
         baseline: format!("1 stdio tool call: {}", fmt_time(r.round_trip)),
+        ratio: fmt_ratio(r.build / r.round_trip),
+        target: "(context)",
+        verdict: "",
+    });
+    table.push(Row {
+        id: "",
+        figure: "  a later search of the same set (index kept): rank only".into(),
+        ours: fmt_time(r.rank),
+        baseline: String::new(),
         ratio: fmt_ratio(r.rank / r.round_trip),
         target: "(context)",
         verdict: "",

@@ -1,8 +1,9 @@
 //! Row 8, tool search (BUD-3, BUD-4): (a) bytes of tool definitions per model request with 20
 //! servers × 25 tools, search on vs off (real Python SDK servers with generated catalogs,
 //! `tests/peers/dynamic_server.py --catalog 23`, and a real agent: what the first model request
-//! carries); (b) the hit rate of a fixed query set over a real catalog (the `tools/list` of
-//! server-everything and server-filesystem, `bench/fixtures/tool_catalog.json`); (c) the time to
+//! carries); (b) BUD-7: the hit rate of hand-written queries over the recorded `tools/list` of 23
+//! real servers from npm and PyPI (`bench/fixtures/catalog/`, 363 tools; queries in
+//! `bench/fixtures/tool_queries.json`, split into a tuning and a held-out half); (c) the time to
 //! rank 1,000 tools for one query against one local tool round trip.
 
 use std::path::{Path, PathBuf};
@@ -20,99 +21,6 @@ use crate::util::{self, Scratch};
 pub const SERVERS: usize = 20;
 pub const TOOLS_PER_SERVER: usize = 25;
 
-/// The real catalog of row 8b.
-const CATALOG: &str = include_str!("../fixtures/tool_catalog.json");
-
-/// Row 8b's queries (as a user or model would put them) and the tool each one wants.
-pub const QUERIES: &[(&str, &str)] = &[
-    (
-        "read the contents of a text file",
-        "mcp__filesystem__read_text_file",
-    ),
-    (
-        "show an image file as base64",
-        "mcp__filesystem__read_media_file",
-    ),
-    (
-        "read several files at once",
-        "mcp__filesystem__read_multiple_files",
-    ),
-    (
-        "create a new file with some content",
-        "mcp__filesystem__write_file",
-    ),
-    ("overwrite an existing file", "mcp__filesystem__write_file"),
-    ("replace some lines in a file", "mcp__filesystem__edit_file"),
-    ("make a new directory", "mcp__filesystem__create_directory"),
-    (
-        "list the files in a directory",
-        "mcp__filesystem__list_directory",
-    ),
-    (
-        "list files with their sizes",
-        "mcp__filesystem__list_directory_with_sizes",
-    ),
-    (
-        "recursive tree of folders as json",
-        "mcp__filesystem__directory_tree",
-    ),
-    ("rename a file", "mcp__filesystem__move_file"),
-    (
-        "find files matching a glob pattern",
-        "mcp__filesystem__search_files",
-    ),
-    (
-        "file size and modification time",
-        "mcp__filesystem__get_file_info",
-    ),
-    ("get metadata of a file", "mcp__filesystem__get_file_info"),
-    (
-        "which directories may I access",
-        "mcp__filesystem__list_allowed_directories",
-    ),
-    ("echo back a message", "mcp__everything__echo"),
-    ("add two numbers", "mcp__everything__get-sum"),
-    ("sum of numbers", "mcp__everything__get-sum"),
-    ("return a tiny image", "mcp__everything__get-tiny-image"),
-    (
-        "print the environment variables",
-        "mcp__everything__get-env",
-    ),
-    (
-        "compress a file with gzip",
-        "mcp__everything__gzip-file-as-resource",
-    ),
-    (
-        "turn logging on or off",
-        "mcp__everything__toggle-simulated-logging",
-    ),
-    (
-        "long running operation with progress",
-        "mcp__everything__trigger-long-running-operation",
-    ),
-    (
-        "structured content with an output schema",
-        "mcp__everything__get-structured-content",
-    ),
-    ("links to resources", "mcp__everything__get-resource-links"),
-    (
-        "annotations on a message",
-        "mcp__everything__get-annotated-message",
-    ),
-    (
-        "deep research on a question",
-        "mcp__everything__simulate-research-query",
-    ),
-    (
-        "resource subscription updates",
-        "mcp__everything__toggle-subscriber-updates",
-    ),
-    (
-        "a reference to one resource",
-        "mcp__everything__get-resource-reference",
-    ),
-];
-
 pub struct DeclaredBytes {
     /// Search off: the `tools` array of the first request.
     pub off: usize,
@@ -123,15 +31,32 @@ pub struct DeclaredBytes {
     pub tools: usize,
 }
 
+/// Row 8b over one half of the queries.
+#[derive(Default)]
 pub struct HitRate {
     pub hits: usize,
     pub queries: usize,
-    pub catalog: usize,
+    /// The queries that share no word with the wanted tool's own name.
+    pub paraphrased_hits: usize,
+    pub paraphrased: usize,
+    /// The queries no tool answers, and how many of them found nothing.
+    pub empty: usize,
+    pub nothing: usize,
     pub misses: Vec<String>,
 }
 
+/// Row 8b: both halves over the recorded catalog.
+pub struct HitRates {
+    pub tune: HitRate,
+    pub held: HitRate,
+    pub catalog: usize,
+    pub servers: usize,
+}
+
 pub struct RankCost {
-    /// Median seconds to index and rank 1,000 tools for one query.
+    /// Median seconds to index and rank 1,000 tools for one query (a set's first search).
+    pub build: f64,
+    /// Median seconds to rank 1,000 indexed tools for one query (a later search).
     pub rank: f64,
     /// Median seconds of one stdio tool round trip (`McpManager::call_tool`, our test server).
     pub round_trip: f64,
@@ -224,54 +149,131 @@ pub async fn declared_bytes() -> Result<DeclaredBytes> {
     })
 }
 
-/// The fixture's tools as search documents (full names as the agent declares them).
-fn catalog_docs() -> Result<Vec<SearchDoc>> {
-    let catalog: Value = serde_json::from_str(CATALOG)?;
-    let tools = catalog["tools"].as_array().context("tools")?;
-    Ok(tools
-        .iter()
-        .map(|t| SearchDoc {
-            full_name: names::full_tool_name(
-                t["server"].as_str().unwrap_or(""),
-                t["name"].as_str().unwrap_or(""),
-            ),
-            description: t["description"].as_str().unwrap_or("").to_string(),
-        })
-        .collect())
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-/// Row 8b: the wanted tool among the top 5 of each query.
-pub fn hit_rate() -> Result<HitRate> {
-    let docs = catalog_docs()?;
-    let index = ToolIndex::new(&docs);
-    let mut hits = 0;
-    let mut misses = Vec::new();
-    for (query, wanted) in QUERIES {
-        if !docs.iter().any(|d| d.full_name == *wanted) {
-            bail!("{wanted} is not in the catalog");
+/// The recorded catalogs' tools as search documents (full names as the agent declares them),
+/// and how many servers.
+fn catalog_docs() -> Result<(Vec<SearchDoc>, usize)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(fixtures().join("catalog"))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    paths.sort();
+    let mut docs = Vec::new();
+    for path in &paths {
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(path)?)
+            .with_context(|| path.display().to_string())?;
+        let server = file["server"].as_str().context("server")?;
+        let empty = Map::new();
+        for tool in file["tools"].as_array().context("tools")? {
+            docs.push(SearchDoc::new(
+                &names::full_tool_name(server, tool["name"].as_str().unwrap_or("")),
+                tool["title"].as_str(),
+                tool["description"].as_str(),
+                tool["inputSchema"].as_object().unwrap_or(&empty),
+                tool.get("annotations"),
+            ));
         }
+    }
+    Ok((docs, paths.len()))
+}
+
+/// One query of `tool_queries.json`.
+struct Query {
+    query: String,
+    /// The wanted full name; `None`: no tool does it.
+    tool: Option<String>,
+    /// `tune` or `held`.
+    half: String,
+    /// It shares a word with the wanted tool's own name.
+    shares: bool,
+}
+
+fn queries() -> Result<Vec<Query>> {
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(
+        fixtures().join("tool_queries.json"),
+    )?)?;
+    file["queries"]
+        .as_array()
+        .context("queries")?
+        .iter()
+        .map(|q| {
+            Ok(Query {
+                query: q["query"].as_str().context("query")?.to_string(),
+                tool: q["tool"].as_str().map(str::to_string),
+                half: q["half"].as_str().context("half")?.to_string(),
+                shares: q["sharesNameWord"].as_bool().context("sharesNameWord")?,
+            })
+        })
+        .collect()
+}
+
+/// Row 8b: per half, the wanted tool among the top 5 of each query; nothing found for the
+/// queries no tool answers.
+pub fn hit_rate() -> Result<HitRates> {
+    let (docs, servers) = catalog_docs()?;
+    let index = ToolIndex::new(&docs);
+    let mut tune = HitRate::default();
+    let mut held = HitRate::default();
+    for Query {
+        query,
+        tool: wanted,
+        half,
+        shares,
+    } in queries()?
+    {
+        let rate = match half.as_str() {
+            "tune" => &mut tune,
+            _ => &mut held,
+        };
         let found: Vec<&str> = index
-            .search(query, 5)
+            .search(&query, 5)
             .iter()
             .map(|d| d.full_name.as_str())
             .collect();
-        match found.contains(wanted) {
-            true => hits += 1,
-            false => misses.push(format!("{query:?} → {found:?} (wanted {wanted})")),
+        let Some(wanted) = wanted else {
+            rate.nothing += 1;
+            match found.is_empty() {
+                true => rate.empty += 1,
+                false => rate
+                    .misses
+                    .push(format!("{half}: {query:?} → {found:?} (no tool does it)")),
+            }
+            continue;
+        };
+        if !docs.iter().any(|d| d.full_name == wanted) {
+            bail!("{wanted} is not in the catalog");
+        }
+        let hit = found.contains(&wanted.as_str());
+        rate.queries += 1;
+        rate.hits += usize::from(hit);
+        if !shares {
+            rate.paraphrased += 1;
+            rate.paraphrased_hits += usize::from(hit);
+        }
+        if !hit {
+            rate.misses
+                .push(format!("{half}: {query:?} → {found:?} (wanted {wanted})"));
         }
     }
-    Ok(HitRate {
-        hits,
-        queries: QUERIES.len(),
+    Ok(HitRates {
+        tune,
+        held,
         catalog: docs.len(),
-        misses,
+        servers,
     })
 }
 
-/// Row 8c: 1,000 tools (the real catalog under 37 server names, plus one) ranked per query,
+/// Row 8c: 1,000 tools (the recorded catalog under three server prefixes, cut at 1,000) ranked per query,
 /// against `McpManager::call_tool` of our stdio test server's `echo`; medians.
 pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
-    let base = catalog_docs()?;
+    let (base, _) = catalog_docs()?;
+    let queries: Vec<String> = queries()?
+        .into_iter()
+        .filter(|q| q.tool.is_some())
+        .map(|q| q.query)
+        .collect();
     let mut docs = Vec::with_capacity(1000);
     'fill: for copy in 0.. {
         for doc in &base {
@@ -282,20 +284,26 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
                 full_name: doc
                     .full_name
                     .replacen("mcp__", &format!("mcp__c{copy}_"), 1),
-                description: doc.description.clone(),
+                ..doc.clone()
             });
         }
     }
+    let mut build = Vec::with_capacity(repeats);
     let mut rank = Vec::with_capacity(repeats);
     for i in 0..repeats {
-        let (query, _) = QUERIES[i % QUERIES.len()];
+        let query = &queries[i % queries.len()];
+        // The first search of a tool set: the documents built from the tool list, indexed,
+        // ranked. The agent keeps the index while the set stays the same, so a later search
+        // of the session is the ranking alone.
         let start = Instant::now();
-        // As the agent does per search: the documents built from the tool list, then ranked.
-        let owned = docs.clone();
-        let found = ToolIndex::new(&owned).search(query, 5);
+        let index = ToolIndex::new(&docs.clone());
+        let first = index.search(query, 5).len();
+        build.push(util::secs(start.elapsed()));
+        let start = Instant::now();
+        let again = index.search(query, 5).len();
         rank.push(util::secs(start.elapsed()));
-        if found.is_empty() {
-            bail!("no match for {query:?}");
+        if first != again {
+            bail!("{query:?}: {first} then {again} results");
         }
     }
     let scratch = Scratch::new()?;
@@ -320,6 +328,7 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
     }
     manager.cleanup().await;
     Ok(RankCost {
+        build: util::median(&build),
         rank: util::median(&rank),
         round_trip: util::median(&round_trip),
         tools: docs.len(),

@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use wave_mcp_manager::McpTool;
@@ -148,6 +148,9 @@ pub(crate) struct SearchState {
 struct Inner {
     switched_on: bool,
     loaded: HashSet<String>,
+    /// The ranking of the last searched set, with that set's key ([`index_key`]): built once
+    /// while the set of searchable tools and their definitions stay the same.
+    index: Option<(String, Arc<ToolIndex>)>,
 }
 
 /// How one model request declares the MCP tools.
@@ -264,15 +267,8 @@ impl SearchState {
             }
             Some(_) => return Err("\"limit\" must be a positive integer".into()),
         };
-        let docs: Vec<SearchDoc> = plan
-            .searchable
-            .iter()
-            .map(|t| SearchDoc {
-                full_name: t.full_name.clone(),
-                description: t.description.clone().unwrap_or_default(),
-            })
-            .collect();
-        let found = ToolIndex::new(&docs).search(query, limit);
+        let index = self.index(&plan.searchable);
+        let found = index.search(query, limit);
         if found.is_empty() {
             return Ok(format!(
                 "no MCP tool matches \"{query}\"; try other words, or full names separated by commas"
@@ -293,6 +289,49 @@ impl SearchState {
         }
         Ok(text)
     }
+}
+
+impl SearchState {
+    /// The ranking of `tools`, reused while they stay the same (names and definitions).
+    fn index(&self, tools: &[McpTool]) -> Arc<ToolIndex> {
+        let key = index_key(tools);
+        if let Some((cached, index)) = &self.lock().index
+            && *cached == key
+        {
+            return index.clone();
+        }
+        let docs: Vec<SearchDoc> = tools
+            .iter()
+            .map(|t| {
+                let annotations = t
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| serde_json::to_value(a).ok());
+                SearchDoc::new(
+                    &t.full_name,
+                    t.title.as_deref(),
+                    t.description.as_deref(),
+                    &t.input_schema,
+                    annotations.as_ref(),
+                )
+            })
+            .collect();
+        let index = Arc::new(ToolIndex::new(&docs));
+        self.lock().index = Some((key, index.clone()));
+        index
+    }
+}
+
+/// What identifies a set of tools for the ranking: each full name with its definition's hash.
+fn index_key(tools: &[McpTool]) -> String {
+    let mut text = String::new();
+    for tool in tools {
+        text.push_str(&tool.full_name);
+        text.push(' ');
+        text.push_str(&tool.definition);
+        text.push('\n');
+    }
+    short_hash(text)
 }
 
 /// The `search_mcp_tools` declaration.
@@ -535,8 +574,11 @@ mod tests {
             map.insert("query".into(), json!(query));
             map
         };
-        let text = state.search(&plan, &args("delete file")).unwrap();
+        // "file" matches both; the denied one is not there. Named, it is not found either.
+        let text = state.search(&plan, &args("file")).unwrap();
         assert!(!text.contains("delete_file"), "{text}");
+        let named = state.search(&plan, &args("mcp__fs__delete_file")).unwrap();
+        assert!(!named.contains("delete_file"), "{named}");
         assert!(
             text.contains("mcp__fs__read_file\n  Read a file."),
             "{text}"

@@ -203,6 +203,12 @@ struct Args {
     /// server that changes a tool's definition between two starts (TRUST-6 "rug pull").
     #[arg(long, value_name = "PATH")]
     echo_description_file: Option<PathBuf>,
+    /// Serve the tools of a recorded catalog (`bench/fixtures/catalog/<server>.json`:
+    /// `{ "tools": [{ name, title?, description, inputSchema, annotations? }] }`) instead of the
+    /// built-in ones, as the real server listed them; a call of one answers that it is a
+    /// recording (BUD-7: tool search over real catalogs).
+    #[arg(long, value_name = "PATH")]
+    replay_catalog: Option<PathBuf>,
 }
 
 /// Appends one-line events to the `--event-log` file, if any.
@@ -254,6 +260,8 @@ struct Settings {
     hostile: bool,
     /// `--echo-description-file`.
     echo_description: Option<PathBuf>,
+    /// `--replay-catalog`: the recorded tools, listed instead of the built-in ones.
+    replay: Vec<rmcp::model::Tool>,
 }
 
 impl Settings {
@@ -526,6 +534,15 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.settings.events.record("call", Some(&request.name));
+        if self.settings.replay.iter().any(|t| t.name == request.name) {
+            let text = format!(
+                "{} is a recorded tool: it has no behaviour here",
+                request.name
+            );
+            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                ContentBlock::text(text),
+            ])));
+        }
         if self.settings.hostile && request.name == HOSTILE_TOOL {
             let text = format!("result{HOSTILE}end");
             return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
@@ -572,12 +589,15 @@ impl ServerHandler for TestServer {
         let supports_cache_hints = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        let mut tools: Vec<rmcp::model::Tool> = self
-            .tool_router
-            .list_all()
-            .into_iter()
-            .filter(|tool| self.settings.exposes(&tool.name))
-            .collect();
+        let mut tools: Vec<rmcp::model::Tool> = match self.settings.replay.is_empty() {
+            false => self.settings.replay.clone(),
+            true => self
+                .tool_router
+                .list_all()
+                .into_iter()
+                .filter(|tool| self.settings.exposes(&tool.name))
+                .collect(),
+        };
         if self.settings.hostile {
             tools.push(hostile_tool());
         }
@@ -601,6 +621,9 @@ impl ServerHandler for TestServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if let Some(tool) = self.settings.replay.iter().find(|t| t.name == name) {
+            return Some(tool.clone());
+        }
         if !self.settings.exposes(name) {
             return None;
         }
@@ -888,6 +911,22 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         tools.push(name.to_string());
     }
     Ok(tools)
+}
+
+/// The tools of a recorded catalog (`--replay-catalog`); none without one.
+fn read_replay_catalog(path: Option<&std::path::Path>) -> Result<Vec<rmcp::model::Tool>> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    #[derive(Deserialize)]
+    struct Catalog {
+        tools: Vec<rmcp::model::Tool>,
+    }
+    let catalog: Catalog = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a recorded catalog", path.display()))?;
+    Ok(catalog.tools)
 }
 
 fn read_instructions(args: &Args) -> Result<Option<String>> {
@@ -1445,6 +1484,7 @@ fn run_server(args: Args) -> Result<()> {
         logging: args.logging,
         hostile: args.hostile_text,
         echo_description: args.echo_description_file.clone(),
+        replay: read_replay_catalog(args.replay_catalog.as_deref())?,
     });
     let required_header = args
         .require_header

@@ -2,7 +2,8 @@
 //! checking processes through `/proc`, bounded polling (never a wall-clock assertion), a
 //! suite's sandbox ([`SandboxDirs`], [`suite_sandbox!`]), our test MCP server over HTTP with its
 //! `/control/*` API, the scripted fake model ([`FakeModel`]), the LSP client for the sidecar
-//! ([`lsp::Sidecar`]) and a manager's listed rows ([`manager::row`]).
+//! ([`lsp::Sidecar`]), a manager's listed rows ([`manager::row`]) and the recorded tool catalogs with
+//! their queries ([`catalog`], BUD-7).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod catalog;
 pub mod lsp;
 pub mod manager;
 mod model;

@@ -315,3 +315,103 @@ async fn bud_6_search_sees_new_tools_and_defers_them() {
     assert_eq!(&last[..before.len()], &before[..]);
     agent.destroy().await;
 }
+
+// BUD-7: the held-out half of the hand-written queries (bench/fixtures/tool_queries.json, never
+// tuned on) through the real `search_mcp_tools`: 23 replay servers (our test server with
+// `--replay-catalog`) serve the recorded `tools/list` of 23 real servers (363 tools), the
+// recording model calls the search for each query, and each result is read. Targets: the wanted
+// tool in the top 5 for ≥ 90 % of the queries and ≥ 80 % of those sharing no word with the
+// tool's name; a query no tool answers finds nothing.
+//
+// Not met yet (issue 27): the ranking tuned on the other half reaches 203/226 = 89.8 % there, and
+// here 182/228 = 79.8 %, 80/119 = 67.2 % without a shared word, 5 of 10 nothing-matches noisy.
+// Ignored so the suite stays usable; `cargo nextest run -p wave-mcp-agent --run-ignored all -E
+// 'test(bud_7)'` runs it, and it fails until the targets are met on this half, untuned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "BUD-7 not met yet on the held-out half (79.8 % / 67.2 % / 5 of 10 noisy): issue 27"]
+async fn bud_7_held_out_queries_find_their_tool_in_the_top_5_of_real_catalogs() {
+    use wave_mcp_testkit::catalog::{found_names, recorded_catalogs, tool_queries};
+    let sandbox = Sandbox::new();
+    sandbox.write_settings(false, json!({ "toolSearch": "on" }));
+    // `WAVE_BUD7_HALF=tune` runs the tuning half instead: the mechanics, without a look at the
+    // held-out results while tuning.
+    let half = std::env::var("WAVE_BUD7_HALF").unwrap_or_else(|_| "held".into());
+    let queries: Vec<_> = tool_queries()
+        .into_iter()
+        .filter(|q| q.half == half)
+        .collect();
+    // Forty searches a model response, then a last word.
+    let mut steps: Vec<Step> = queries
+        .chunks(40)
+        .map(|chunk| {
+            Step::Call(
+                chunk
+                    .iter()
+                    .map(|q| ("search_mcp_tools".to_string(), json!({ "query": q.query })))
+                    .collect(),
+            )
+        })
+        .collect();
+    steps.push(say("done"));
+    let model = FakeModel::start(steps).await;
+    let mut servers = serde_json::Map::new();
+    for (name, path) in recorded_catalogs() {
+        let path = path.display().to_string();
+        servers.insert(
+            name.clone(),
+            sandbox.server(&name, &["--replay-catalog", &path]),
+        );
+    }
+    assert!(servers.len() >= 20, "{} recorded servers", servers.len());
+    let mut agent = sandbox.agent(Value::Object(servers), &model);
+    let report = agent.send_message("find the tools").await.unwrap();
+    let announced = model.requests()[0].to_string();
+    assert_eq!(report.tool_calls.len(), queries.len());
+    let (mut wanted, mut hits, mut paraphrased, mut paraphrased_hits) = (0, 0, 0, 0);
+    let mut misses = Vec::new();
+    for (query, call) in queries.iter().zip(&report.tool_calls) {
+        assert!(
+            !call.outcome.is_error,
+            "{}: {}",
+            query.query, call.outcome.text
+        );
+        let found = found_names(&call.outcome.text);
+        match &query.tool {
+            None => {
+                if !found.is_empty() {
+                    misses.push(format!(
+                        "{:?} (no tool does it) found {found:?}",
+                        query.query
+                    ));
+                }
+            }
+            Some(tool) => {
+                // The wanted tool was among the deferred ones the model was told about.
+                assert!(announced.contains(tool.as_str()), "{tool} not announced");
+                let hit = found.len() <= 5 && found.contains(tool);
+                wanted += 1;
+                hits += usize::from(hit);
+                if !query.shares_name_word {
+                    paraphrased += 1;
+                    paraphrased_hits += usize::from(hit);
+                }
+                if !hit {
+                    misses.push(format!("{:?} wants {tool}, found {found:?}", query.query));
+                }
+            }
+        }
+    }
+    let nothing_noise = misses
+        .iter()
+        .filter(|m| m.contains("(no tool does it)"))
+        .count();
+    let summary = format!(
+        "{half}: top-5 {hits}/{wanted}; no shared word {paraphrased_hits}/{paraphrased}; nothing-matches with results {nothing_noise}\n{}",
+        misses.join("\n")
+    );
+    assert!(wanted >= 100 && paraphrased * 2 >= wanted - 10, "{summary}");
+    assert!(hits * 10 >= wanted * 9, "{summary}");
+    assert!(paraphrased_hits * 10 >= paraphrased * 8, "{summary}");
+    assert_eq!(nothing_noise, 0, "{summary}");
+    agent.destroy().await;
+}
