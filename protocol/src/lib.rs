@@ -496,6 +496,57 @@ pub struct McpPromptView {
     pub from_cache: bool,
 }
 
+/// Where an entry of a server's log came from (SRV-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum LogSourceView {
+    /// The server's `notifications/message`.
+    Message,
+    /// A line its process wrote to stderr.
+    Stderr,
+}
+
+/// One entry of a server's log (SRV-2). `text` is the server's own (hidden characters removed):
+/// show it as text, never as markup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntryView {
+    /// RFC 3339, milliseconds.
+    pub time: String,
+    pub source: LogSourceView,
+    /// The MCP level of a message: `debug`, `info`, `notice`, `warning`, `error`, `critical`,
+    /// `alert`, `emergency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub level: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub logger: Option<String>,
+    pub text: String,
+}
+
+/// Result of `wave/mcp/logs`: a server's log, oldest first (SRV-2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpLogsResult {
+    pub entries: Vec<LogEntryView>,
+    /// Older entries dropped to keep the newest 2,000.
+    pub dropped: u64,
+}
+
+/// Params of `wave/mcp/logAppended`: entries appended to one server's log (SRV-2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpLogAppendedParams {
+    pub session_id: String,
+    pub name: String,
+    pub entries: Vec<LogEntryView>,
+}
+
 /// Result of `wave/mcp/prompts`: the prompts of every server the permission rules allow, in
 /// config order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -1036,6 +1087,11 @@ messages! {
     /// The resources and resource templates of a session's servers, live or cached (PRM-3);
     /// changes come as `wave/mcp/serversChanged` (PRM-4).
     Request McpResources = "wave/mcp/resources", ClientToServer, Webview, SessionParams -> McpResourcesResult;
+    /// One server's log: its log messages and stderr lines, the newest 2,000 (SRV-2). An
+    /// unknown server has an empty log.
+    Request McpLogs = "wave/mcp/logs", ClientToServer, Webview, ServerParams -> McpLogsResult;
+    /// Entries appended to a server's log, in order (SRV-2).
+    Notification McpLogAppended = "wave/mcp/logAppended", ServerToClient, Webview, McpLogAppendedParams;
     /// A session's servers changed (status, tools, config): the full new list (UI-5).
     Notification McpServersChanged = "wave/mcp/serversChanged", ServerToClient, Webview, ServersSnapshot;
     /// Creates a session (an agent with its own MCP servers) in this sidecar.

@@ -79,6 +79,22 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
     }
 }
 
+/// One entry of a server's log as the wire shows it (SRV-2).
+pub fn log_entry_view(entry: &wave_mcp_manager::logs::LogEntry) -> wave_mcp_protocol::LogEntryView {
+    wave_mcp_protocol::LogEntryView {
+        time: entry
+            .time
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        source: match entry.source {
+            wave_mcp_manager::logs::LogSource::Message => wave_mcp_protocol::LogSourceView::Message,
+            wave_mcp_manager::logs::LogSource::Stderr => wave_mcp_protocol::LogSourceView::Stderr,
+        },
+        level: entry.level.clone(),
+        logger: entry.logger.clone(),
+        text: entry.text.clone(),
+    }
+}
+
 /// A tool's title (its `title`, else its annotations' `title`) and hints; `None` when it has
 /// neither (TRUST-5, SRV-4).
 pub fn annotations_view(

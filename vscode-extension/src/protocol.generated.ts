@@ -389,6 +389,40 @@ fullName: string, description?: string, arguments: Array<McpPromptArgument>,
 fromCache: boolean, };
 
 /**
+ * Where an entry of a server's log came from (SRV-2).
+ */
+export type LogSourceView = "message" | "stderr";
+
+/**
+ * One entry of a server's log (SRV-2). `text` is the server's own (hidden characters removed):
+ * show it as text, never as markup.
+ */
+export type LogEntryView = { 
+/**
+ * RFC 3339, milliseconds.
+ */
+time: string, source: LogSourceView, 
+/**
+ * The MCP level of a message: `debug`, `info`, `notice`, `warning`, `error`, `critical`,
+ * `alert`, `emergency`.
+ */
+level?: string, logger?: string, text: string, };
+
+/**
+ * Result of `wave/mcp/logs`: a server's log, oldest first (SRV-2).
+ */
+export type McpLogsResult = { entries: Array<LogEntryView>, 
+/**
+ * Older entries dropped to keep the newest 2,000.
+ */
+dropped: number, };
+
+/**
+ * Params of `wave/mcp/logAppended`: entries appended to one server's log (SRV-2).
+ */
+export type McpLogAppendedParams = { sessionId: string, name: string, entries: Array<LogEntryView>, };
+
+/**
  * Result of `wave/mcp/prompts`: the prompts of every server the permission rules allow, in
  * config order.
  */
@@ -756,6 +790,8 @@ export const Methods = {
   mcpConfigPaths: "wave/mcp/configPaths",
   mcpPrompts: "wave/mcp/prompts",
   mcpResources: "wave/mcp/resources",
+  mcpLogs: "wave/mcp/logs",
+  mcpLogAppended: "wave/mcp/logAppended",
   mcpServersChanged: "wave/mcp/serversChanged",
   sessionCreate: "wave/session/create",
   sessionSend: "wave/session/send",
@@ -788,6 +824,7 @@ export interface Requests {
   "wave/mcp/configPaths": { params: SessionParams; result: ConfigPaths };
   "wave/mcp/prompts": { params: SessionParams; result: McpPromptsResult };
   "wave/mcp/resources": { params: SessionParams; result: McpResourcesResult };
+  "wave/mcp/logs": { params: ServerParams; result: McpLogsResult };
   "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
   "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };
   "wave/session/history": { params: SessionHistoryParams; result: SessionHistoryResult };
@@ -802,6 +839,7 @@ export interface Requests {
 
 /** Sidecar → client notifications: params of each. */
 export interface Notifications {
+  "wave/mcp/logAppended": McpLogAppendedParams;
   "wave/mcp/serversChanged": ServersSnapshot;
   "wave/session/message": SessionMessageParams;
   "wave/session/turnEnded": SessionTurnEndedParams;
@@ -812,14 +850,14 @@ export interface Notifications {
 }
 
 /** Every sidecar → client notification. */
-export const NOTIFICATION_METHODS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete", "wave/workspace/trust"] as const;
+export const NOTIFICATION_METHODS = ["wave/mcp/logAppended", "wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete", "wave/workspace/trust"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */
-export const FORWARDED_NOTIFICATIONS = ["wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete"] as const;
+export const FORWARDED_NOTIFICATIONS = ["wave/mcp/logAppended", "wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete"] as const;
 export type ForwardedNotification = (typeof FORWARDED_NOTIFICATIONS)[number];
 
 /** Sidecar requests the hosts pass to their chat page, with the page's answer back. */

@@ -41,7 +41,9 @@ use wave_mcp_protocol::{
     SessionSend, SessionSendAccepted, SessionSendParams, SetToolEnabledParams, WorkspaceTrust,
     WorkspaceTrustParams,
 };
-use wave_mcp_protocol::{McpPrompts, McpPromptsResult, McpResources, McpResourcesResult};
+use wave_mcp_protocol::{
+    McpLogs, McpLogsResult, McpPrompts, McpPromptsResult, McpResources, McpResourcesResult,
+};
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
 
 use sessions::Registry;
@@ -115,6 +117,7 @@ pub async fn run() -> Result<()> {
     .custom_method(McpLogout::METHOD, Backend::dispatch::<McpLogout>)
     .custom_method(McpConfigPaths::METHOD, Backend::dispatch::<McpConfigPaths>)
     .custom_method(McpPrompts::METHOD, Backend::dispatch::<McpPrompts>)
+    .custom_method(McpLogs::METHOD, Backend::dispatch::<McpLogs>)
     .custom_method(McpResources::METHOD, Backend::dispatch::<McpResources>)
     .custom_method(SessionCreate::METHOD, Backend::dispatch::<SessionCreate>)
     .custom_method(SessionSend::METHOD, Backend::dispatch::<SessionSend>)
@@ -423,6 +426,13 @@ impl Handles<McpPrompts> for Backend {
     async fn handle(&self, params: SessionParams) -> jsonrpc::Result<McpPromptsResult> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.prompts())
+    }
+}
+
+impl Handles<McpLogs> for Backend {
+    async fn handle(&self, params: ServerParams) -> jsonrpc::Result<McpLogsResult> {
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        Ok(session.logs(&params.name))
     }
 }
 

@@ -234,7 +234,15 @@ impl Session {
             shown: AtomicU64::new(0),
             forwarded,
         });
-        let forwarder = tokio::spawn(publisher.clone().forward(events));
+        let logs = forward_logs(
+            publisher.client.clone(),
+            id.clone(),
+            manager.subscribe_logs(),
+        );
+        let snapshots = publisher.clone().forward(events);
+        let forwarder = tokio::spawn(async move {
+            tokio::join!(snapshots, logs);
+        });
         Session {
             id,
             manager,
@@ -320,6 +328,19 @@ impl Session {
 
     pub async fn servers(&self) -> ServersSnapshot {
         self.publisher.reply().await
+    }
+
+    /// `wave/mcp/logs`: one server's log (SRV-2).
+    pub fn logs(&self, server: &str) -> wave_mcp_protocol::McpLogsResult {
+        let log = self.manager.logs(server);
+        wave_mcp_protocol::McpLogsResult {
+            entries: log
+                .entries
+                .iter()
+                .map(crate::view::log_entry_view)
+                .collect(),
+            dropped: log.dropped,
+        }
     }
 
     /// `wave/mcp/prompts`: live or cached prompts of the servers the settings files' permission
@@ -954,5 +975,54 @@ fn chat_message(message: Message) -> ChatMessage {
         tool_name: message.tool_name,
         is_error: message.is_error,
         is_meta: message.is_meta,
+    }
+}
+
+/// `wave/mcp/logAppended` for each server's new log entries (SRV-2): what arrived together goes
+/// out together, per server, in order.
+async fn forward_logs(
+    client: Client,
+    session_id: String,
+    mut appended: tokio::sync::broadcast::Receiver<(String, wave_mcp_manager::logs::LogEntry)>,
+) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    loop {
+        let first = match appended.recv().await {
+            Ok(first) => first,
+            Err(RecvError::Lagged(missed)) => {
+                tracing::debug!(session = %session_id, missed, "log entries not forwarded");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let mut batch = vec![first];
+        loop {
+            match appended.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(TryRecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+        // Consecutive entries of one server go in one notification.
+        let mut start = 0;
+        while start < batch.len() {
+            let name = batch[start].0.clone();
+            let end = batch[start..]
+                .iter()
+                .position(|(server, _)| *server != name)
+                .map_or(batch.len(), |n| start + n);
+            let params = wave_mcp_protocol::McpLogAppendedParams {
+                session_id: session_id.clone(),
+                name,
+                entries: batch[start..end]
+                    .iter()
+                    .map(|(_, entry)| crate::view::log_entry_view(entry))
+                    .collect(),
+            };
+            client
+                .send_notification::<wave_mcp_protocol::McpLogAppended>(params)
+                .await;
+            start = end;
+        }
     }
 }

@@ -105,3 +105,36 @@ async fn srv_2_the_cli_prints_a_servers_log() {
     );
     assert!(marked_processes(&sandbox).is_empty());
 }
+
+// SRV-2 through the real sidecar: `wave/mcp/logs` reads a server's log and
+// `wave/mcp/logAppended` brings each new entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_2_the_sidecar_serves_and_pushes_a_servers_log() {
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::new();
+    let (var, value) = marker_env(&sandbox);
+    sandbox.write_user(json!({
+        "pl": { "command": python, "args": [py_logging()], "env": { var: value, "PYTHONWARNINGS": "ignore" } },
+    }));
+    let sidecar = super::super::lsp_client::Sidecar::start(&sandbox, serde_json::Value::Null).await;
+    let since = sidecar.received();
+    sidecar
+        .ok("wave/mcp/connect", json!({ "name": "pl" }))
+        .await;
+    let pushed = sidecar
+        .wait_notification(since, "wave/mcp/logAppended", |p| {
+            p["name"] == "pl" && p["entries"][0]["text"] == "py-logging ready (stderr)"
+        })
+        .await;
+    assert_eq!(pushed["sessionId"], "default");
+    assert_eq!(pushed["entries"][0]["source"], "stderr");
+    let log = sidecar.ok("wave/mcp/logs", json!({ "name": "pl" })).await;
+    assert_eq!(log["dropped"], 0);
+    assert_eq!(log["entries"][0]["text"], "py-logging ready (stderr)");
+    let unknown = sidecar
+        .ok("wave/mcp/logs", json!({ "name": "nobody" }))
+        .await;
+    assert_eq!(unknown, json!({ "entries": [], "dropped": 0 }));
+    sidecar.stop().await;
+    assert!(marked_processes(&sandbox).is_empty());
+}
