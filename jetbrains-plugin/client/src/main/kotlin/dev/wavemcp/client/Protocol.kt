@@ -218,6 +218,27 @@ data class McpPromptView(
     val fromCache: Boolean = false,
 )
 
+/** Where an entry of a server's log came from (SRV-2). */
+enum class LogSourceView {
+    @SerializedName("message") MESSAGE,
+    @SerializedName("stderr") STDERR,
+}
+
+/** One entry of a server's log (SRV-2): the server's own text, to show as text. */
+data class LogEntryView(
+    val time: String = "",
+    val source: LogSourceView? = null,
+    val level: String? = null,
+    val logger: String? = null,
+    val text: String = "",
+)
+
+/** Result of `wave/mcp/logs`: a server's log, oldest first; `dropped` older entries are gone. */
+data class McpLogsResult(val entries: List<LogEntryView> = emptyList(), val dropped: Long = 0)
+
+/** Params of `wave/mcp/logAppended`: entries appended to one server's log, in order (SRV-2). */
+data class McpLogAppendedParams(val sessionId: String = "", val name: String = "", val entries: List<LogEntryView> = emptyList())
+
 data class McpPromptsResult(val sessionId: String = "", val prompts: List<McpPromptView> = emptyList())
 
 /** A server's resource, mentioned in the chat as `@<server>:<uri>` (PRM-3). */

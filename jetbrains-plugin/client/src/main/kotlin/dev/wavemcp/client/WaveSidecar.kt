@@ -254,6 +254,10 @@ class WaveSidecar private constructor(
     fun delete(name: String, source: McpSource, sessionId: String? = null): ServersSnapshot =
         typed(Methods.MCP_DELETE, DeleteParams(name, source, sessionId), ServersSnapshot::class.java)
 
+    /** SRV-2: one server's log; new entries come as `wave/mcp/logAppended` ([McpLogAppendedParams]). */
+    fun logs(name: String, sessionId: String? = null): McpLogsResult =
+        typed(Methods.MCP_LOGS, ServerParams(name, sessionId), McpLogsResult::class.java)
+
     /** EDIT-2: absolute paths of the config files and the project name. */
     fun configPaths(sessionId: String? = null): ConfigPaths =
         typed(Methods.MCP_CONFIG_PATHS, SessionParams(sessionId), ConfigPaths::class.java)
