@@ -302,5 +302,30 @@ async fn srv_2_log_level_is_set_at_connect_where_the_server_logs() {
         .await
         .unwrap();
     assert_eq!(levels(), ["info", "warning"]);
+    // The test server then logs from the level it was given: the log holds what it sent.
+    let messages = |name: &str| -> Vec<String> {
+        manager
+            .logs(name)
+            .entries
+            .iter()
+            .filter(|e| e.source == wave_mcp_manager::logs::LogSource::Message)
+            .map(|e| format!("{} {}", e.level.as_deref().unwrap_or(""), e.text))
+            .collect()
+    };
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || messages("quiet")
+            .len()
+            == 2
+            && messages("plain").len() == 3)
+        .await,
+        "{:?} {:?}",
+        messages("quiet"),
+        messages("plain")
+    );
+    assert_eq!(
+        messages("quiet"),
+        ["warning the cache is cold", "error one request failed"]
+    );
+    assert!(messages("silent").is_empty());
     manager.cleanup().await;
 }

@@ -573,10 +573,34 @@ impl ServerHandler for TestServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let level = serde_json::to_value(request.level).unwrap_or_default();
         self.settings.events.record("set-level", level.as_str());
+        // Then it logs one message per level from the one asked for (debug < info < warning <
+        // error), logger "test-server": a log to show (SRV-2).
+        let peer = context.peer.clone();
+        let least = request.level;
+        tokio::spawn(async move {
+            use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+            let lines = [
+                (LoggingLevel::Debug, "debug detail"),
+                (LoggingLevel::Info, "ready to serve"),
+                (LoggingLevel::Warning, "the cache is cold"),
+                (LoggingLevel::Error, "one request failed"),
+            ];
+            let from = lines
+                .iter()
+                .position(|(level, _)| *level == least)
+                .unwrap_or(0);
+            for (level, text) in lines.into_iter().skip(from) {
+                let message = LoggingMessageNotificationParam::new(level, json!(text))
+                    .with_logger("test-server");
+                if peer.notify_logging_message(message).await.is_err() {
+                    return;
+                }
+            }
+        });
         Ok(())
     }
 

@@ -764,4 +764,47 @@ describe("BUD-6: a server's tool list changes while the page shows it", () => {
     }
     assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
   });
+
+  test("SRV-2: Logs opens a server's log — stderr lines and messages coloured by level — and follows new entries", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    writeProject(sandbox, {
+      chatty: { command: testServerBin, args: ["--name", "chatty", "--tools", "echo", "--logging", "--stderr-banner", "chatty: listening on stdio"] },
+    });
+    const ui = await openPage({ sandbox });
+    const { page } = ui;
+    const chatty = row(page, "chatty");
+    try {
+      await tab(page, "project").click();
+      await chatty.locator("button[data-action=connect]").click();
+      await until(async () => (await chatty.getAttribute("data-status")) === "connected", "chatty connected");
+      await chatty.locator("button[data-action=logs]").click();
+      const log = page.locator('#server-log[data-server="chatty"]');
+      await log.waitFor();
+      const lines = () => log.locator("li.log-line").evaluateAll((els) => els.map((e) => `${e.dataset.source}:${e.dataset.level}:${e.querySelector(".log-text").textContent}`));
+      // The test server logs from info on (the default logLevel) after the connect.
+      await until(async () => (await lines()).length >= 4, "the log filled");
+      assert.deepEqual(await lines(), [
+        "stderr::chatty: listening on stdio",
+        "message:info:ready to serve",
+        "message:warning:the cache is cold",
+        "message:error:one request failed",
+      ]);
+      assert.equal(await log.locator("li.log-warning .log-level").textContent(), "warning");
+      assert.equal(await log.locator("li.log-error .log-logger").textContent(), "[test-server]");
+      await shot(page, "14-server-log");
+      // Follow: a reconnect's new entries arrive while the log is open.
+      await log.locator("button.log-close").click();
+      await chatty.locator("button[data-action=disconnect]").click();
+      await until(async () => (await chatty.getAttribute("data-status")) === "disconnected", "chatty disconnected");
+      await chatty.locator("button[data-action=logs]").click();
+      await log.waitFor();
+      await chatty.locator("button[data-action=connect]").evaluate((b) => b.click());
+      await until(async () => (await lines()).length >= 8, "the reconnect's entries followed");
+      assert.equal((await lines())[4], "stderr::chatty: listening on stdio");
+    } finally {
+      await ui.close();
+      sandbox.cleanup();
+    }
+    assert.deepEqual(ui.errors, [], "no script or CSP errors in the page");
+  });
 });

@@ -1,13 +1,14 @@
 // The "MCP services" settings page: renders SettingsState and turns clicks into host requests.
 // All decisions live in settingsState.ts; this file only wires them to the DOM and the bridge.
 
-import type { McpServerView, ServersSnapshot } from "../../src/protocol.generated";
+import type { McpLogAppendedParams, McpServerView, ServersSnapshot } from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
 import { h } from "./dom";
 import { HostError } from "./hostApi";
 import { t, type Lang } from "./i18n";
 import { approvalDetails } from "./consentCards";
 import { toolBadges } from "./consent";
+import { appendLog, levelClass, loadedLog, openLog, shortTime, type LogView } from "./logView";
 import {
   applySnapshot,
   approvalReason,
@@ -52,6 +53,8 @@ export class SettingsPage {
   private closing = false;
   /** Rows (`rowKey`) whose tool list the user expanded; kept across re-renders (BUD-2). */
   private readonly expanded = new Set<string>();
+  /** The server log shown over the page (SRV-2), if any. */
+  private log: LogView | null = null;
 
   constructor(
     private readonly root: HTMLElement,
@@ -62,6 +65,7 @@ export class SettingsPage {
     this.state = initialState(sessionId);
     bridge.onPush((method, params) => {
       if (method === "wave/mcp/serversChanged") this.set(applySnapshot(this.state, params as ServersSnapshot));
+      if (method === "wave/mcp/logAppended" && this.log) this.setLog(appendLog(this.log, params as McpLogAppendedParams));
       if (method === "host/sidecarRestarted") {
         // A new sidecar counts versions from 1 again: forget the old list, keep the tab.
         this.set({ ...initialState(this.state.sessionId), tab: this.state.tab });
@@ -70,6 +74,7 @@ export class SettingsPage {
     });
     document.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape" && this.state.confirm) this.set(cancelDelete(this.state));
+      else if (ev.key === "Escape" && this.log) this.setLog(null);
     });
   }
 
@@ -100,7 +105,25 @@ export class SettingsPage {
     this.render();
   }
 
+  private setLog(next: LogView | null): void {
+    if (next === this.log) return;
+    this.log = next;
+    this.render();
+  }
+
   // ---- actions ----
+
+  /** SRV-2: the server's log over the page, following new entries. */
+  private async openLogs(server: McpServerView): Promise<void> {
+    const view = openLog(this.state.sessionId, server.name);
+    this.setLog(view);
+    try {
+      const result = await this.bridge.request("wave/mcp/logs", { sessionId: view.sessionId, name: view.name });
+      if (this.log?.name === view.name) this.setLog(loadedLog(this.log, result));
+    } catch (e) {
+      if (this.log?.name === view.name) this.setLog({ ...this.log, loaded: true, error: errorText(e) });
+    }
+  }
 
   private async connectOrDisconnect(server: McpServerView, action: "connect" | "disconnect"): Promise<void> {
     const name = server.name;
@@ -372,7 +395,7 @@ export class SettingsPage {
       body,
     );
 
-    const dialog = s.confirm ? this.confirmDialog() : null;
+    const dialog = s.confirm ? this.confirmDialog() : this.log ? this.logDialog(this.log) : null;
     this.root.replaceChildren(header, h("div", { class: "settings-layout" }, nav, main), ...(dialog ? [dialog] : []));
 
     const again = focusedKey ? this.root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusedKey)}"]`) : null;
@@ -466,6 +489,14 @@ export class SettingsPage {
             L(buttons.revoke.label),
           )
         : null,
+      // SRV-2: what the server logged (messages and stderr); nothing for one that never ran.
+      server.status === "needs-approval"
+        ? null
+        : h(
+            "button",
+            { class: "secondary", "data-action": "logs", "data-key": `logs-${key}`, onclick: () => void this.openLogs(server) },
+            L("logs"),
+          ),
       buttons.edit
         ? h(
             "button",
@@ -598,6 +629,60 @@ export class SettingsPage {
       else this.expanded.delete(key);
     });
     return details;
+  }
+
+  private logDialog(view: LogView): HTMLElement {
+    const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.lang, k, v);
+    const lines = h(
+      "ol",
+      { class: "log-lines", "aria-live": view.follow ? "polite" : "off" },
+      view.entries.map((entry) =>
+        h(
+          "li",
+          { class: `log-line ${levelClass(entry)}`, "data-source": entry.source, "data-level": entry.level ?? "" },
+          h("span", { class: "log-time" }, shortTime(entry.time)),
+          h("span", { class: "log-level" }, entry.source === "stderr" ? "stderr" : (entry.level ?? "info")),
+          entry.logger ? h("span", { class: "log-logger" }, `[${entry.logger}]`) : null,
+          h("span", { class: "log-text" }, entry.text),
+        ),
+      ),
+    );
+    const dialog = h(
+      "div",
+      {
+        class: "overlay",
+        onclick: (ev: Event) => {
+          if (ev.target === ev.currentTarget) this.setLog(null);
+        },
+      },
+      h(
+        "div",
+        { class: "dialog log-dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "log-title", id: "server-log", "data-server": view.name },
+        h(
+          "header",
+          { class: "log-header" },
+          h("h2", { id: "log-title" }, L("logTitle", { name: view.name })),
+          h(
+            "label",
+            { class: "log-follow" },
+            h("input", {
+              type: "checkbox",
+              checked: view.follow,
+              "data-key": "log-follow",
+              onchange: (ev: Event) => this.setLog({ ...view, follow: (ev.target as HTMLInputElement).checked }),
+            }),
+            L("logFollow"),
+          ),
+          h("button", { class: "secondary log-close", "data-key": "log-close", onclick: () => this.setLog(null) }, L("logClose")),
+        ),
+        view.dropped > 0 ? h("p", { class: "muted log-dropped" }, L("logDropped", { n: view.dropped })) : null,
+        view.error ? h("p", { class: "error-text", role: "alert" }, view.error) : null,
+        view.loaded && view.entries.length === 0 && !view.error ? h("p", { class: "muted log-empty" }, L("logEmpty")) : null,
+        lines,
+      ),
+    );
+    if (view.follow) requestAnimationFrame(() => (lines.scrollTop = lines.scrollHeight));
+    return dialog;
   }
 
   private confirmDialog(): HTMLElement {
