@@ -1,6 +1,7 @@
 // The VS Code extension: starts the sidecar, hosts the chat view and the settings page, and does
 // the host side of their requests. The pages themselves (webview/) hold all UI logic.
 
+import { channelLevel, channelName, channelText } from "./serverLogs";
 import * as vscode from "vscode";
 import {
   DEFAULT_SESSION_ID,
@@ -197,6 +198,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   // ---- sidecar notifications ----
 
+  const serverChannels = new Map<string, vscode.LogOutputChannel>();
   context.subscriptions.push(
     output,
     side,
@@ -207,6 +209,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (chatView?.ready) chatView.host.push(method, params);
       }),
     ),
+    // SRV-2: each server's log also goes to an output channel of its own (the default session's).
+    side.on(Methods.mcpLogAppended, (params) => {
+      if (params.sessionId !== DEFAULT_SESSION_ID) return;
+      let channel = serverChannels.get(params.name);
+      if (!channel) {
+        channel = vscode.window.createOutputChannel(channelName(params.name), { log: true });
+        serverChannels.set(params.name, channel);
+        context.subscriptions.push(channel);
+      }
+      for (const entry of params.entries) channel[channelLevel(entry)](channelText(entry));
+    }),
     side.on(Methods.sessionTurnEnded, (params) => {
       // Why a turn stopped is the host's to show (protocol: SessionTurnEndedParams.error).
       if (params.error) void vscode.window.showWarningMessage(`Wave: ${params.error}`);
