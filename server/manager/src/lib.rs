@@ -11,6 +11,7 @@ mod error;
 mod files;
 mod headers;
 pub mod inert;
+mod listen;
 pub mod live;
 mod login;
 mod manager;

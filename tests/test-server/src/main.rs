@@ -99,6 +99,17 @@ const HOSTILE: &str = "\u{1b}]0;PWNED-TITLE\u{7}\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{
 /// Marker line a descendant writes on its report pipe once all pids below it are reported.
 const REPORT_DONE: &str = "done";
 
+/// Which MCP lifecycles the server accepts (SPEC-1 tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Era {
+    /// `server/discover` (2026-07-28) and `initialize` (2025-11-25 and before).
+    Both,
+    /// Only 2026-07-28: `initialize` is answered with `-32022` naming it.
+    Modern,
+    /// Only `initialize`: `server/discover` is an unknown method.
+    Legacy,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Transport {
     Stdio,
@@ -138,9 +149,13 @@ struct Args {
     /// Sleep this long inside the initialize handler.
     #[arg(long, value_name = "MS")]
     slow_initialize_ms: Option<u64>,
-    /// Answer initialize with a JSON-RPC error.
+    /// Answer initialize (and `server/discover`) with a JSON-RPC error.
     #[arg(long)]
     fail_initialize: bool,
+    /// The lifecycles accepted; `--slow-initialize-ms`, `--fail-initialize` and the `init-*`
+    /// events apply to whichever opening (`initialize` or `server/discover`) the client sends.
+    #[arg(long, value_enum, default_value_t = Era::Both)]
+    era: Era,
     /// Exit with code 7 this long after start.
     #[arg(long, value_name = "MS")]
     crash_after_ms: Option<u64>,
@@ -231,6 +246,7 @@ struct Settings {
     instructions: Option<String>,
     slow_initialize: Option<Duration>,
     fail_initialize: bool,
+    era: Era,
     /// The tools `tools/list` reports and `tools/call` accepts now; `set_tools` replaces them.
     tools: Mutex<Vec<String>>,
     /// `--retool-on-sigusr1` was given: the tool list may change (capability `listChanged`).
@@ -302,6 +318,26 @@ struct ProgressArgs {
 struct TestServer {
     settings: Arc<Settings>,
     tool_router: ToolRouter<Self>,
+}
+
+impl TestServer {
+    /// The start of `initialize` or `server/discover`: the `init-begin` event, the configured
+    /// delay, and the configured refusal.
+    async fn opening(&self) -> Result<(), McpError> {
+        let events = &self.settings.events;
+        events.record("init-begin", None);
+        if let Some(delay) = self.settings.slow_initialize {
+            tokio::time::sleep(delay).await;
+        }
+        if self.settings.fail_initialize {
+            events.record("init-end", None);
+            return Err(McpError::internal_error(
+                "initialize refused by test server",
+                None,
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[tool_router]
@@ -480,22 +516,46 @@ impl ServerHandler for TestServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        let events = &self.settings.events;
-        events.record("init-begin", None);
-        if let Some(delay) = self.settings.slow_initialize {
-            tokio::time::sleep(delay).await;
-        }
-        if self.settings.fail_initialize {
-            events.record("init-end", None);
-            return Err(McpError::internal_error(
-                "initialize refused by test server",
-                None,
+        self.opening().await?;
+        if self.settings.era == Era::Modern {
+            self.settings.events.record("init-end", None);
+            return Err(McpError::unsupported_protocol_version(
+                request.protocol_version.clone(),
+                &self.supported_protocol_versions(),
             ));
         }
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request);
-        events.record("init-end", None);
+        self.settings.events.record("init-end", None);
         result
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        match self.settings.era {
+            Era::Both => std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            Era::Modern => std::borrow::Cow::Owned(vec![ProtocolVersion::V_2026_07_28]),
+            Era::Legacy => std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::V_2025_11_25,
+            )),
+        }
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        if self.settings.era == Era::Legacy {
+            self.settings.events.record("discover-refused", None);
+            return Err(McpError::method_not_found::<
+                rmcp::model::DiscoverRequestMethod,
+            >());
+        }
+        self.opening().await?;
+        self.settings.events.record("init-end", None);
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn call_tool(
@@ -1331,6 +1391,7 @@ fn run_server(args: Args) -> Result<()> {
         },
         slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
         fail_initialize: args.fail_initialize,
+        era: args.era,
         tools: Mutex::new(parse_tools(args.tools.as_deref())?),
         retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,

@@ -227,6 +227,8 @@ impl SharedState {
             prompts: Vec::new(),
             resources: Vec::new(),
             resource_templates: Vec::new(),
+            protocol_version: Some(live.connection.protocol_version.clone())
+                .filter(|v| !v.is_empty()),
         };
         match (
             &live.catalog,
