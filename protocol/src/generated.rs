@@ -544,6 +544,7 @@ fn wire_shape_is_camel_case() {
             read_only: false,
             signed_in: false,
             approval: None,
+            protocol_version: None,
         }],
     };
     assert_eq!(

@@ -125,6 +125,12 @@ pub struct McpServerView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub approval: Option<ServerApproval>,
+    /// The MCP revision negotiated with the server (`2026-07-28`, `2025-11-25`, ...): the live
+    /// connection's, or the last one negotiated with the entry as written when not connected
+    /// now (SPEC-1). Absent if it never connected as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub protocol_version: Option<String>,
 }
 
 /// One project server waiting for the user's approval, exactly as written (TRUST-3).

@@ -70,5 +70,6 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
         read_only: server.source.is_read_only(),
         signed_in: server.signed_in,
         approval: server.approval.as_ref().map(approval_view),
+        protocol_version: server.protocol_version.clone(),
     }
 }

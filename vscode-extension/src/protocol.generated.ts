@@ -85,7 +85,13 @@ signedIn: boolean,
  * settings page to show beside its Approve button (TRUST-1, TRUST-3). `error` then holds
  * the reason and how to approve.
  */
-approval?: ServerApproval, };
+approval?: ServerApproval, 
+/**
+ * The MCP revision negotiated with the server (`2026-07-28`, `2025-11-25`, ...): the live
+ * connection's, or the last one negotiated with the entry as written when not connected
+ * now (SPEC-1). Absent if it never connected as written.
+ */
+protocolVersion?: string, };
 
 /**
  * One project server waiting for the user's approval, exactly as written (TRUST-3).

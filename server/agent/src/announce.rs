@@ -282,6 +282,7 @@ mod tests {
             signed_in: false,
             catalog: Default::default(),
             approval: None,
+            protocol_version: None,
         }
     }
 

@@ -526,10 +526,12 @@ fn opening_failed(error: ClientInitializeError) -> DialError {
         };
     }
     match &error {
+        // `server/discover` answered (or refused with `-32022`) listing only revisions that
+        // open with `initialize`: the dial retries with the best of them.
         ClientInitializeError::NoCompatibleProtocolVersion {
             server_supported, ..
-        } => DialError::NoCommonVersion {
-            offered: PROTOCOL_VERSIONS.iter().map(|v| v.to_string()).collect(),
+        } => DialError::UnsupportedVersion {
+            message: "server/discover offers no 2026-07-28".into(),
             supported: server_supported.iter().map(|v| v.to_string()).collect(),
         },
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {

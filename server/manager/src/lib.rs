@@ -15,6 +15,7 @@ mod listen;
 pub mod live;
 mod login;
 mod manager;
+mod mrtr;
 pub mod names;
 mod notice;
 mod process;

@@ -119,43 +119,60 @@ pub(crate) async fn call(
             tool: tool.to_string(),
         });
     }
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
-    let handle = peer
-        .send_request_with_option(request, options)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let (id, token) = (handle.id.clone(), handle.progress_token.clone());
-    if let Some(sink) = &hooks.progress {
-        routes.insert(token.clone(), sink.clone());
-    }
-    let _unroute = Unroute { routes, token };
-    let response = tokio::select! {
-        response = handle.await_response() => response,
-        () = cancel.cancelled() => {
-            send_cancelled(peer, id, STOPPED_BY_USER).await;
-            return Err(Error::ToolCancelled {
+    // SPEC-3: `input_required` replies are answered by the user and the call is sent again.
+    let mut rounds = crate::mrtr::Rounds::new(elicitation);
+    let mut params = params;
+    loop {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let (id, token) = (handle.id.clone(), handle.progress_token.clone());
+        if let Some(sink) = &hooks.progress {
+            routes.insert(token.clone(), sink.clone());
+        }
+        let _unroute = Unroute { routes, token };
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            () = cancel.cancelled() => {
+                send_cancelled(peer, id, STOPPED_BY_USER).await;
+                return Err(Error::ToolCancelled {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                });
+            }
+        };
+        return match response {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            // A result without `content` decodes as an empty result.
+            Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
+            Ok(ServerResult::InputRequiredResult(asked)) => {
+                let retry = tokio::select! {
+                    retry = rounds.answer(asked) => retry.map_err(failed)?,
+                    () = cancel.cancelled() => return Err(Error::ToolCancelled {
+                        server: server.to_string(),
+                        tool: tool.to_string(),
+                    }),
+                };
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
+                continue;
+            }
+            Ok(_) => Err(failed("unexpected response to tools/call".into())),
+            // rmcp has sent `notifications/cancelled` ("request timeout") already.
+            Err(ServiceError::Timeout { .. }) => Err(Error::ToolTimeout {
                 server: server.to_string(),
                 tool: tool.to_string(),
-            });
-        }
-    };
-    match response {
-        Ok(ServerResult::CallToolResult(result)) => Ok(result),
-        // A result without `content` decodes as an empty result.
-        Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
-        Ok(_) => Err(failed("unexpected response to tools/call".into())),
-        // rmcp has sent `notifications/cancelled` ("request timeout") already.
-        Err(ServiceError::Timeout { .. }) => Err(Error::ToolTimeout {
-            server: server.to_string(),
-            tool: tool.to_string(),
-            millis: timeout.as_millis(),
-        }),
-        Err(ServiceError::McpError(error)) if error.code.0 == URL_ELICITATION_REQUIRED => {
-            let outcome = crate::elicitation::ask_required_pages(elicitation, &error).await;
-            Err(failed(outcome))
-        }
-        Err(e) => Err(failed(e.to_string())),
+                millis: timeout.as_millis(),
+            }),
+            Err(ServiceError::McpError(error)) if error.code.0 == URL_ELICITATION_REQUIRED => {
+                let outcome = crate::elicitation::ask_required_pages(elicitation, &error).await;
+                Err(failed(outcome))
+            }
+            Err(e) => Err(failed(e.to_string())),
+        };
     }
 }
 

@@ -106,7 +106,8 @@ enum Era {
     Both,
     /// Only 2026-07-28: `initialize` is answered with `-32022` naming it.
     Modern,
-    /// Only `initialize`: `server/discover` is an unknown method.
+    /// Only 2025-11-25 and before: `server/discover` is refused with `-32022` (rmcp checks the
+    /// revision its `_meta` names before the handler runs).
     Legacy,
 }
 
@@ -321,11 +322,12 @@ struct TestServer {
 }
 
 impl TestServer {
-    /// The start of `initialize` or `server/discover`: the `init-begin` event, the configured
-    /// delay, and the configured refusal.
-    async fn opening(&self) -> Result<(), McpError> {
+    /// The start of `initialize` or `server/discover`: the `init-begin` event (its detail says
+    /// which, and the revision an `initialize` offers), the configured delay, and the configured
+    /// refusal.
+    async fn opening(&self, detail: &str) -> Result<(), McpError> {
         let events = &self.settings.events;
-        events.record("init-begin", None);
+        events.record("init-begin", Some(detail));
         if let Some(delay) = self.settings.slow_initialize {
             tokio::time::sleep(delay).await;
         }
@@ -516,7 +518,8 @@ impl ServerHandler for TestServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        self.opening().await?;
+        self.opening(&format!("initialize:{}", request.protocol_version))
+            .await?;
         if self.settings.era == Era::Modern {
             self.settings.events.record("init-end", None);
             return Err(McpError::unsupported_protocol_version(
@@ -544,13 +547,7 @@ impl ServerHandler for TestServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::DiscoverResult, McpError> {
-        if self.settings.era == Era::Legacy {
-            self.settings.events.record("discover-refused", None);
-            return Err(McpError::method_not_found::<
-                rmcp::model::DiscoverRequestMethod,
-            >());
-        }
-        self.opening().await?;
+        self.opening("discover").await?;
         self.settings.events.record("init-end", None);
         Ok(rmcp::model::DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
