@@ -433,7 +433,7 @@ async fn failed(cause: DialError, process: ServerProcess) -> DialError {
 }
 
 fn dialed(
-    (service, instructions, tools): Started,
+    (service, instructions, tools, subscription): Started,
     process: Option<ServerProcess>,
     stderr: Option<StderrTail>,
     tasks: &TaskTracker,
@@ -447,9 +447,9 @@ fn dialed(
         .unwrap_or_default();
     let listening = tokio_util::sync::CancellationToken::new();
     let client = service.service();
-    if negotiated.is_some_and(|v| !v.has_initialize()) {
-        tasks.spawn(crate::listen::listen(
-            service.peer().clone(),
+    if let Some(subscription) = subscription {
+        tasks.spawn(crate::listen::relay(
+            subscription,
             client.tools_changed.clone(),
             client.catalog_changed.clone(),
             listening.clone(),
@@ -477,7 +477,11 @@ type Started = (
     RunningService<RoleClient, Client>,
     Option<String>,
     Vec<Tool>,
+    Option<rmcp::service::Subscription>,
 );
+
+/// The longest a dial waits for the acknowledgment of `subscriptions/listen`.
+const LISTEN_ACK: Duration = Duration::from_secs(5);
 
 async fn finish_dial<T, E, A>(
     client: Client,
@@ -495,12 +499,25 @@ where
     let instructions = service
         .peer_info()
         .and_then(|info| info.instructions.clone());
+    // SPEC-3: on 2026-07-28 list changes come through `subscriptions/listen`, opened before the
+    // listing so that no change after it is missed.
+    let modern = service.peer_info().is_some_and(|info| {
+        let caps = &info.capabilities;
+        let changes = caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true)
+            || caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true)
+            || caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true);
+        !info.protocol_version.has_initialize() && changes
+    });
+    let subscription = match modern {
+        true => crate::listen::open(service.peer(), LISTEN_ACK).await,
+        false => None,
+    };
     let tools = service
         .peer()
         .list_all_tools()
         .await
         .map_err(|e| DialError::ListTools(e.to_string()))?;
-    Ok((service, instructions, tools))
+    Ok((service, instructions, tools, subscription))
 }
 
 /// Why the session could not be opened, in words (SPEC-4): a `-32022` that names the revisions
