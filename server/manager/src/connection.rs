@@ -15,8 +15,8 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext,
     RequestContext, RunningService,
 };
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, Peer, RoleClient};
 use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
@@ -71,10 +71,10 @@ impl ClientHandler for Client {
 
     async fn on_progress(
         &self,
-        params: ProgressNotificationParam,
+        _params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.deliver(params);
+        // Delivered as read, in order with the results: `live::ProgressTap`.
     }
 
     async fn create_elicitation(
@@ -489,9 +489,13 @@ async fn finish_dial<T, E, A>(
     mode: ClientLifecycleMode,
 ) -> Result<Started, DialError>
 where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    T: IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let transport = crate::live::ProgressTap {
+        inner: transport.into_transport(),
+        routes: client.progress.clone(),
+    };
     let service = client
         .serve_with_lifecycle(transport, mode)
         .await

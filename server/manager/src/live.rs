@@ -14,7 +14,9 @@ use rmcp::model::{
     CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken, RequestId,
     ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
+use rmcp::service::{PeerRequestOptions, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient};
 pub use tokio_util::sync::CancellationToken;
 
@@ -184,6 +186,45 @@ async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
     ));
     if let Err(e) = peer.send_notification(notification.into()).await {
         tracing::info!("cannot send notifications/cancelled: {e}");
+    }
+}
+
+/// A connection's transport with its `notifications/progress` delivered as they are read, in
+/// order with the responses: rmcp hands each notification to the handler in a task of its own,
+/// which can run after the result that followed it, when the call's route is gone (LONG-2).
+pub(crate) struct ProgressTap<T> {
+    pub inner: T,
+    pub routes: ProgressRoutes,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ServerNotification::ProgressNotification(progress),
+            ..
+        })) = &message
+        {
+            self.routes.deliver(progress.params.clone());
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
