@@ -14,10 +14,13 @@ Tools:
 `ctx.elicit` is a request from the server in the middle of a call, which only the 2025
 revisions have (2026-07-28 asks with `input_required` instead): the server leaves out
 `server/discover`, so it speaks only the 2025 revisions, as a server written for them does.
+With `WAVE_PY_SILENT_PROBE_LOG=<file>` it never answers the `server/discover` probe (each one
+is logged there) instead of refusing it.
 """
 
 import asyncio
 import json
+import os
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -108,6 +111,12 @@ class Legacy2025Stdin:
             except ValueError:
                 message = None
             if isinstance(message, dict) and message.get("method") == "server/discover":
+                silent = os.environ.get("WAVE_PY_SILENT_PROBE_LOG")
+                if silent:
+                    # A server that never answers the probe: the client waits out its timeout.
+                    with open(silent, "a") as log:
+                        log.write("discover\n")
+                    continue
                 error = {"code": -32601, "message": "Method not found", "data": "server/discover"}
                 await self.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": error}) + "\n")
                 await self.stdout.flush()

@@ -460,3 +460,56 @@ async fn spec_3_subscriptions_listen_refreshes_the_tool_list() {
     assert!(refreshed, "{:?}", manager.tools());
     manager.cleanup().await;
 }
+
+// SPEC-1: a server that never answers the `server/discover` probe costs the probe's timeout
+// once: the dial falls back to `initialize` after it, and a later manager (another process) of
+// the same entry goes straight to `initialize` without probing (the Python SDK peer, with its
+// probe left unanswered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_1_a_probe_that_times_out_is_paid_once_per_config() {
+    let Some(python) = super::python() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let probes = sandbox.path("probes.log");
+    let (var, value) = marker_env(&sandbox);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/py_elicit.py");
+    let entry = json!({
+        "command": python, "args": [script], "startupTimeoutSec": 120,
+        "env": { var: value, "WAVE_PY_SILENT_PROBE_LOG": probes },
+    });
+    let probes_seen = || {
+        std::fs::read_to_string(&probes)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let first = manager_with(&sandbox, "quiet", entry.clone());
+    first
+        .connect("quiet")
+        .await
+        .expect("connect after the probe");
+    assert_eq!(
+        server(&first, "quiet").protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    first.cleanup().await;
+    assert_eq!(probes_seen(), 1);
+
+    let later = manager_with(&sandbox, "quiet", entry);
+    later
+        .connect("quiet")
+        .await
+        .expect("connect without a probe");
+    assert_eq!(
+        server(&later, "quiet").protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    let tools: Vec<String> = later.tools().into_iter().map(|t| t.full_name).collect();
+    assert!(
+        tools.contains(&"mcp__quiet__ask_form".to_string()),
+        "{tools:?}"
+    );
+    later.cleanup().await;
+    assert_eq!(probes_seen(), 1, "the remembered revision skips the probe");
+}
