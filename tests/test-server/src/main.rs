@@ -211,6 +211,38 @@ struct Args {
     echo_description_file: Option<PathBuf>,
 }
 
+/// The `ask` tool on 2026-07-28: the question as an `input_required` reply, then the answer
+/// the retry carries, as text (the same text as the 2025 `elicitation/create` round).
+fn ask_input_required(request: &CallToolRequestParams) -> CallToolResponse {
+    if let Some(answer) = request.input_responses.as_ref().and_then(|r| r.get("ask")) {
+        return CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(
+            answer.to_string(),
+        )]));
+    }
+    let url = request
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("mode"))
+        .is_some_and(|m| m == "url");
+    let params = match url {
+        true => {
+            json!({ "mode": "url", "message": "Visit the page", "url": "https://example.invalid/ask", "elicitationId": "ask-1" })
+        }
+        false => json!({ "mode": "form", "message": "Your answer?", "requestedSchema": {
+            "type": "object", "properties": { "answer": { "type": "string" } }, "required": ["answer"],
+        }}),
+    };
+    let result = json!({ "resultType": "input_required", "inputRequests": {
+        "ask": { "method": "elicitation/create", "params": params },
+    }});
+    match serde_json::from_value(result) {
+        Ok(result) => CallToolResponse::InputRequired(result),
+        Err(e) => CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(
+            format!("bad input_required: {e}"),
+        )])),
+    }
+}
+
 /// Appends one-line events to the `--event-log` file, if any.
 #[derive(Clone, Debug, Default)]
 struct EventLog {
@@ -561,6 +593,15 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.settings.events.record("call", Some(&request.name));
+        // 2026-07-28 has no request from the server in the middle of a call: `ask` asks with
+        // `input_required` and answers on the retry (SPEC-3).
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        if modern && request.name == ASK_TOOL && self.settings.exposes(ASK_TOOL) {
+            return Ok(ask_input_required(&request));
+        }
         if self.settings.hostile && request.name == HOSTILE_TOOL {
             let text = format!("result{HOSTILE}end");
             return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
