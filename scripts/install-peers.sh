@@ -7,6 +7,8 @@
 #                 and @modelcontextprotocol/server-filesystem (.bin/mcp-server-filesystem: roots)
 #     sdk/        npm @modelcontextprotocol/sdk with express: its example servers, among them
 #                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server)
+#     sdk2/       npm @modelcontextprotocol/server (TypeScript SDK v2, MCP 2026-07-28): the era
+#                 tests run tests/peers/ts2_server.mjs with it (2026-only, dual-era)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
 #     uv-cache/   uv's cache, holding `uvx mcp-server-time` so tests can run it with UV_OFFLINE=1
 #     mcp-server-time.spec   the pinned `mcp-server-time==VERSION` the tests run with uvx
@@ -22,6 +24,7 @@ UV_VERSION=0.13.9
 TIME_VERSION=2026.10.19
 SDK_VERSION=1.32.2
 EXPRESS_VERSION=5.3.0
+SDK2_VERSION=2.4.0
 
 PEERS="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
 mkdir -p "$PEERS"
@@ -85,6 +88,23 @@ if [ "$(installed_sdk || true)" != "$SDK_VERSION" ]; then
     fail "the MCP TypeScript SDK is not usable in $SDK_DIR after npm install"
 fi
 
+# --- npm: @modelcontextprotocol/server (TypeScript SDK v2, MCP 2026-07-28) ------------------
+SDK2_DIR="$PEERS/sdk2"
+SDK2_PKG="$SDK2_DIR/node_modules/@modelcontextprotocol/server/package.json"
+installed_sdk2() {
+  [ -f "$SDK2_PKG" ] &&
+    node -e 'process.stdout.write(require(process.argv[1]).version)' "$SDK2_PKG" 2>/dev/null
+}
+if [ "$(installed_sdk2 || true)" != "$SDK2_VERSION" ]; then
+  echo "installing npm @modelcontextprotocol/server@$SDK2_VERSION into $SDK2_DIR"
+  mkdir -p "$SDK2_DIR"
+  npm install --prefix "$SDK2_DIR" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server@$SDK2_VERSION" >&2 ||
+    fail "npm install of @modelcontextprotocol/server@$SDK2_VERSION failed"
+  [ "$(installed_sdk2 || true)" = "$SDK2_VERSION" ] ||
+    fail "the MCP TypeScript SDK v2 is not usable in $SDK2_DIR after npm install"
+fi
+
 # --- PyPI: mcp and uv in a venv -------------------------------------------------------------
 VENV="$PEERS/venv"
 installed_python() {
@@ -124,5 +144,6 @@ echo "$TIME_SPEC" >"$PEERS/mcp-server-time.spec"
 echo "MCP test peers in $PEERS:"
 echo "  npm  @modelcontextprotocol/server-everything $(installed_everything)  ($NPM_DIR/node_modules/.bin/mcp-server-everything)"
 echo "  npm  @modelcontextprotocol/sdk $(installed_sdk)  ($SDK_DIR)"
+echo "  npm  @modelcontextprotocol/server $(installed_sdk2)  ($SDK2_DIR)"
 echo "  PyPI mcp $MCP_VERSION, uv $UV_VERSION  ($VENV)"
 echo "  uvx  $TIME_SPEC  (cache $UV_CACHE_DIR)"

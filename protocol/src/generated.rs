@@ -550,6 +550,7 @@ fn wire_shape_is_camel_case() {
             signed_in: false,
             approval: None,
             icons: vec![],
+            protocol_version: None,
         }],
     };
     assert_eq!(

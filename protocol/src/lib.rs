@@ -152,6 +152,12 @@ pub struct McpServerView {
     /// The server's icons that a page may show, from its live connection (SRV-4).
     #[serde(default)]
     pub icons: Vec<IconView>,
+    /// The MCP revision negotiated with the server (`2026-07-28`, `2025-11-25`, ...): the live
+    /// connection's, or the last one negotiated with the entry as written when not connected
+    /// now (SPEC-1). Absent if it never connected as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub protocol_version: Option<String>,
 }
 
 /// One project server waiting for the user's approval, exactly as written (TRUST-3).

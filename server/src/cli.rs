@@ -274,6 +274,15 @@ fn print_server(server: &ServerSnapshot) {
     if let Some(path) = &server.config_path {
         say!("  config:  {}", path.display());
     }
+    if let Some(version) = &server.protocol_version {
+        // SPEC-1: the live revision, or the last one negotiated with the entry as written.
+        let when = if server.status == wave_mcp_manager::Status::Connected {
+            ""
+        } else {
+            "  (last negotiated)"
+        };
+        println!("  mcp:     {}{when}", safe(version));
+    }
     if let Some(error) = &server.error {
         // A project server waiting for approval is not in error: its reason says what to do.
         let label = match server.status {
@@ -455,6 +464,9 @@ async fn tools(server: &str, common: Common) -> Result<()> {
     match &snapshot.instructions {
         Some(text) => println!("instructions of {server}:\n{}\n", safe(text)),
         None => println!("{server} gives no instructions\n"),
+    }
+    if let Some(version) = &snapshot.protocol_version {
+        println!("{server} speaks MCP {}\n", safe(version));
     }
     println!("{} tools:", tools.len());
     for (tool, enabled) in &tools {

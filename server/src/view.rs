@@ -76,6 +76,7 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
         signed_in: server.signed_in,
         approval: server.approval.as_ref().map(approval_view),
         icons: icons_view(&server.icons),
+        protocol_version: server.protocol_version.clone(),
     }
 }
 

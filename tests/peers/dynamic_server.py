@@ -92,7 +92,9 @@ def build(catalog: int) -> MCPServer:
             return text.upper()
 
         server.add_tool(shout, name=name, description=f"Upper-cases its text (added at run time as {name}).")
+        # 2025 clients get the notification; 2026-07-28 ones, their `subscriptions/listen` stream.
         await ctx.session.send_tool_list_changed()
+        await ctx.notify_tools_changed()
         return f"added {name}"
 
     add_catalog(server, catalog)

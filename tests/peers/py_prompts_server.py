@@ -58,7 +58,9 @@ def build() -> MCPServer:
             return f"The added prompt {name}."
 
         server.add_prompt(Prompt.from_function(added, name=name, description=f"added at run time: {name}"))
+        # 2025 clients get the notification; 2026-07-28 ones, their `subscriptions/listen` stream.
         await ctx.session.send_prompt_list_changed()
+        await ctx.notify_prompts_changed()
         return f"added {name}"
 
     @server.tool()
@@ -68,6 +70,7 @@ def build() -> MCPServer:
             FunctionResource(uri=f"notes://{name}", name=name, mime_type="text/plain", fn=lambda: f"note {name}")
         )
         await ctx.session.send_resource_list_changed()
+        await ctx.notify_resources_changed()
         return f"added notes://{name}"
 
     return server

@@ -109,7 +109,13 @@ approval?: ServerApproval,
 /**
  * The server's icons that a page may show, from its live connection (SRV-4).
  */
-icons: Array<IconView>, };
+icons: Array<IconView>, 
+/**
+ * The MCP revision negotiated with the server (`2026-07-28`, `2025-11-25`, ...): the live
+ * connection's, or the last one negotiated with the entry as written when not connected
+ * now (SPEC-1). Absent if it never connected as written.
+ */
+protocolVersion?: string, };
 
 /**
  * One project server waiting for the user's approval, exactly as written (TRUST-3).

@@ -283,6 +283,7 @@ mod tests {
             catalog: Default::default(),
             approval: None,
             icons: Vec::new(),
+            protocol_version: None,
         }
     }
 

@@ -137,6 +137,11 @@ pub struct CacheEntry {
     pub resources: Vec<ResourceSummary>,
     #[serde(default)]
     pub resource_templates: Vec<ResourceSummary>,
+    /// The MCP revision negotiated at that connection, e.g. `2026-07-28` (SPEC-1): the next
+    /// dial of the entry as written opens its session the way that revision does. Absent in
+    /// older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 impl CacheEntry {
@@ -358,6 +363,7 @@ mod tests {
             prompts: Vec::new(),
             resources: Vec::new(),
             resource_templates: Vec::new(),
+            protocol_version: None,
         }
     }
 

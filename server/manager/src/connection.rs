@@ -8,13 +8,16 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomNotification, CustomRequest, CustomResult,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
-    ProgressNotificationParam, RootsCapabilities, Tool,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData, Implementation,
+    ProgressNotificationParam, ProtocolVersion, RootsCapabilities, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext,
+    RequestContext, RunningService,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
+use rmcp::{ClientHandler, Peer, RoleClient};
 use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
 
@@ -52,26 +55,8 @@ pub(crate) struct Client {
     log: LogSink,
     /// A stdio server's messages are logged from its byte stream, in order: not here.
     log_from_stream: bool,
-}
-
-impl Client {
-    /// Our side of one session: where list changes go, who asks the user, what the roots are.
-    pub(crate) fn new(
-        (tools_changed, catalog_changed): (ToolsChanged, ToolsChanged),
-        elicitation: Option<ElicitationHook>,
-        roots: Roots,
-        log: LogSink,
-    ) -> Client {
-        Client {
-            tools_changed,
-            catalog_changed,
-            progress: ProgressRoutes::default(),
-            elicitation,
-            roots,
-            log,
-            log_from_stream: false,
-        }
-    }
+    /// The revision offered inside `initialize` (SPEC-1): never one without that handshake.
+    legacy_version: ProtocolVersion,
 }
 
 impl ClientHandler for Client {
@@ -81,10 +66,14 @@ impl ClientHandler for Client {
         let mut roots = RootsCapabilities::default();
         roots.list_changed = Some(true);
         capabilities.roots = Some(roots);
-        ClientConfig::new(
+        let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        // rmcp defaults to its newest revision, which has no `initialize`: a client must offer
+        // one whose lifecycle it follows.
+        config.protocol_version = self.legacy_version.clone();
+        config
     }
 
     // Roots are deprecated from 2026-07-28 on (SEP-2577); 2025 servers still ask (SRV-1).
@@ -119,10 +108,10 @@ impl ClientHandler for Client {
 
     async fn on_progress(
         &self,
-        params: ProgressNotificationParam,
+        _params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.deliver(params);
+        // Delivered as read, in order with the results: `live::ProgressTap`.
     }
 
     async fn create_elicitation(
@@ -179,6 +168,59 @@ impl ClientHandler for Client {
     }
 }
 
+/// The revisions this client speaks, most preferred first (SPEC-1): 2026-07-28 through
+/// `server/discover`, the rest through `initialize`.
+pub const PROTOCOL_VERSIONS: [ProtocolVersion; 4] = [
+    ProtocolVersion::V_2026_07_28,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_03_26,
+];
+
+/// How a dial opens the session, chosen from the revision remembered for the entry as written
+/// (SPEC-1): nothing remembered or 2026-07-28 probes with `server/discover` and falls back; a
+/// remembered handshake revision goes straight to `initialize` with it, so a server that never
+/// answers the probe costs its timeout once per config change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Lifecycle {
+    Probe,
+    Initialize(ProtocolVersion),
+    Discover,
+}
+
+impl Lifecycle {
+    /// The lifecycle for a remembered revision (`None`: never connected as written).
+    pub(crate) fn remembered(version: Option<&str>) -> Lifecycle {
+        let Some(version) = version else {
+            return Lifecycle::Probe;
+        };
+        match PROTOCOL_VERSIONS.iter().find(|v| v.as_str() == version) {
+            Some(v) if v.has_initialize() => Lifecycle::Initialize(v.clone()),
+            _ => Lifecycle::Probe,
+        }
+    }
+
+    fn mode(&self) -> (ClientLifecycleMode, ProtocolVersion) {
+        let modern = vec![ProtocolVersion::V_2026_07_28];
+        match self {
+            Lifecycle::Probe => (
+                ClientLifecycleMode::Auto {
+                    preferred_versions: modern,
+                    legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+                },
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ),
+            Lifecycle::Initialize(version) => (ClientLifecycleMode::Initialize, version.clone()),
+            Lifecycle::Discover => (
+                ClientLifecycleMode::Discover {
+                    preferred_versions: modern,
+                },
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ),
+        }
+    }
+}
+
 /// A connected server: the rmcp session plus, for stdio, the process tree behind it.
 pub(crate) struct Connection {
     pub peer: Peer<RoleClient>,
@@ -189,6 +231,10 @@ pub(crate) struct Connection {
     pub progress: ProgressRoutes,
     /// The way to the user, for the pages a tool call's `URLElicitationRequiredError` names.
     pub elicitation: Option<ElicitationHook>,
+    /// The negotiated revision, e.g. `2026-07-28` (SPEC-1).
+    pub protocol_version: String,
+    /// Ends the `subscriptions/listen` stream of a 2026-07-28 session (SPEC-3).
+    listening: tokio_util::sync::CancellationToken,
 }
 
 /// A successful dial.
@@ -202,21 +248,111 @@ pub(crate) struct Dialed {
     pub dropped: Option<oneshot::Receiver<String>>,
 }
 
-/// Dials, initializes and lists tools, all within `timeout`. On any failure everything started
-/// is torn down before returning (dropping a [`ServerProcess`] kills its tree). A remote server
-/// with stored sign-in credentials (in `credentials`) gets its access token (AUTH-3); one that
-/// answers 401 fails with an error whose [`DialError::needs_auth`] is true (AUTH-1). A stdio
+/// What a dial needs besides its transport.
+pub(crate) struct DialSetup<'a> {
+    pub changed: (ToolsChanged, ToolsChanged),
+    pub elicitation: Option<ElicitationHook>,
+    /// What `roots/list` answers (SRV-1).
+    pub roots: Roots,
+    /// The server's log (SRV-2).
+    pub log: LogSink,
+    pub timeout: Duration,
+    pub credentials: &'a Path,
+    pub run_dir: &'a Path,
+    pub tasks: &'a TaskTracker,
+    /// From the revision remembered for the entry as written.
+    pub lifecycle: Lifecycle,
+}
+
+/// Dials, opens the session and lists tools, all within `timeout` (each attempt). On any
+/// failure everything started is torn down before returning (dropping a [`ServerProcess`] kills
+/// its tree). A server that refuses the offered revision with `-32022` and names the ones it
+/// supports is dialed once more with the best of those this client speaks (SPEC-1). A remote
+/// server with stored sign-in credentials (in `credentials`) gets its access token (AUTH-3); one
+/// that answers 401 fails with an error whose [`DialError::needs_auth`] is true (AUTH-1). A stdio
 /// server's process group is recorded in the spawn registry in `run_dir` (REAP-1). The tasks it
 /// leaves running (a stdio server's supervisor, an sse stream's reader) run under `tasks`, which
 /// the manager's cleanup awaits.
-pub(crate) async fn dial(
+pub(crate) async fn dial(transport: Transport, setup: DialSetup<'_>) -> Result<Dialed, DialError> {
+    // The legacy sse transport has no `server/discover`: always the handshake.
+    let lifecycle = match (&transport, &setup.lifecycle) {
+        (Transport::Sse { .. }, Lifecycle::Initialize(v)) => Lifecycle::Initialize(v.clone()),
+        (Transport::Sse { .. }, _) => {
+            Lifecycle::Initialize(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        }
+        (_, lifecycle) => lifecycle.clone(),
+    };
+    let error = match dial_once(transport.clone(), &setup, &lifecycle).await {
+        Err(error) => error,
+        dialed => return dialed,
+    };
+    let supported = match &error {
+        DialError::UnsupportedVersion { supported, .. } => supported,
+        DialError::WithStderr { cause, .. } => match cause.as_ref() {
+            DialError::UnsupportedVersion { supported, .. } => supported,
+            _ => return Err(error),
+        },
+        _ => return Err(error),
+    };
+    let Some(next) = retry_lifecycle(supported, &lifecycle) else {
+        if PROTOCOL_VERSIONS
+            .iter()
+            .any(|v| supported.iter().any(|s| s == v.as_str()))
+        {
+            return Err(error);
+        }
+        return Err(DialError::NoCommonVersion {
+            offered: PROTOCOL_VERSIONS.iter().map(|v| v.to_string()).collect(),
+            supported: supported.clone(),
+        });
+    };
+    tracing::info!(
+        ?next,
+        "MCP server refused the offered revision; dialing again"
+    );
+    dial_once(transport, &setup, &next).await
+}
+
+/// The lifecycle that reaches the best revision `supported` lists, unless it is what was tried.
+fn retry_lifecycle(supported: &[String], tried: &Lifecycle) -> Option<Lifecycle> {
+    let best = PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| supported.iter().any(|s| s == v.as_str()))?;
+    let next = match best.has_initialize() {
+        true => Lifecycle::Initialize(best.clone()),
+        false => Lifecycle::Discover,
+    };
+    (next != *tried).then_some(next)
+}
+
+async fn dial_once(
     transport: Transport,
-    client: Client,
-    timeout: Duration,
-    credentials: &Path,
-    run_dir: &Path,
-    tasks: &TaskTracker,
+    setup: &DialSetup<'_>,
+    lifecycle: &Lifecycle,
 ) -> Result<Dialed, DialError> {
+    let (mode, legacy_version) = lifecycle.mode();
+    let DialSetup {
+        changed: (tools_changed, catalog_changed),
+        elicitation,
+        roots,
+        log,
+        timeout,
+        credentials,
+        run_dir,
+        tasks,
+        ..
+    } = setup;
+    let (timeout, tasks) = (*timeout, *tasks);
+    let client = Client {
+        tools_changed: tools_changed.clone(),
+        catalog_changed: catalog_changed.clone(),
+        progress: ProgressRoutes::default(),
+        elicitation: elicitation.clone(),
+        roots: roots.clone(),
+        log: log.clone(),
+        log_from_stream: false,
+        legacy_version,
+    };
     match transport {
         Transport::Stdio {
             command,
@@ -247,13 +383,14 @@ pub(crate) async fn dial(
                 ..client
             };
             let started =
-                tokio::time::timeout(timeout, finish_dial(client, (stdout, spawned.stdin))).await;
+                tokio::time::timeout(timeout, finish_dial(client, (stdout, spawned.stdin), mode))
+                    .await;
             let started = match started {
                 Ok(Ok(started)) => started,
                 Ok(Err(e)) => return Err(failed(e, process).await),
                 Err(_) => return Err(failed(timed_out(timeout), process).await),
             };
-            let mut dialed = dialed(started, Some(process), Some(stderr));
+            let mut dialed = dialed(started, Some(process), Some(stderr), tasks);
             dialed.exited = exited;
             Ok(dialed)
         }
@@ -275,12 +412,12 @@ pub(crate) async fn dial(
                     Some(client_with_token) => {
                         let transport =
                             StreamableHttpClientTransport::with_client(client_with_token, config);
-                        finish_dial(client, transport).await
+                        finish_dial(client, transport, mode).await
                     }
                     None => {
                         let transport =
                             StreamableHttpClientTransport::with_client(auth::mcp_http(), config);
-                        finish_dial(client, transport).await
+                        finish_dial(client, transport, mode).await
                     }
                 }
             };
@@ -288,7 +425,7 @@ pub(crate) async fn dial(
                 .await
                 .map_err(|_| timed_out(timeout))?
                 .map_err(|e| own_header_rejected(e, oauth.is_none()))?;
-            Ok(dialed(started, None, None))
+            Ok(dialed(started, None, None, tasks))
         }
         Transport::Sse {
             url,
@@ -311,13 +448,13 @@ pub(crate) async fn dial(
             let dialing = async {
                 let transport = sse::connect_sse(&url, &headers, tasks).await?;
                 let dropped = transport.closed_signal();
-                Ok::<_, DialError>((finish_dial(client, transport).await?, dropped))
+                Ok::<_, DialError>((finish_dial(client, transport, mode).await?, dropped))
             };
             let (started, dropped) = tokio::time::timeout(timeout, dialing)
                 .await
                 .map_err(|_| timed_out(timeout))?
                 .map_err(|e| own_header_rejected(e, oauth.is_none()))?;
-            let mut dialed = dialed(started, None, None);
+            let mut dialed = dialed(started, None, None, tasks);
             dialed.dropped = Some(dropped);
             Ok(dialed)
         }
@@ -349,18 +486,38 @@ async fn failed(cause: DialError, process: ServerProcess) -> DialError {
 }
 
 fn dialed(
-    (service, instructions, tools): Started,
+    (service, instructions, tools, subscription): Started,
     process: Option<ServerProcess>,
     stderr: Option<StderrTail>,
+    tasks: &TaskTracker,
 ) -> Dialed {
+    let negotiated = service
+        .peer_info()
+        .map(|info| info.protocol_version.clone());
+    let protocol_version = negotiated
+        .as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    let listening = tokio_util::sync::CancellationToken::new();
+    let client = service.service();
+    if let Some(subscription) = subscription {
+        tasks.spawn(crate::listen::relay(
+            subscription,
+            client.tools_changed.clone(),
+            client.catalog_changed.clone(),
+            listening.clone(),
+        ));
+    }
     Dialed {
         connection: Arc::new(Connection {
-            progress: service.service().progress.clone(),
-            elicitation: service.service().elicitation.clone(),
+            progress: client.progress.clone(),
+            elicitation: client.elicitation.clone(),
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
             process: Mutex::new(process),
             stderr,
+            protocol_version,
+            listening,
         }),
         instructions,
         tools,
@@ -373,28 +530,102 @@ type Started = (
     RunningService<RoleClient, Client>,
     Option<String>,
     Vec<Tool>,
+    Option<rmcp::service::Subscription>,
 );
 
-async fn finish_dial<T, E, A>(client: Client, transport: T) -> Result<Started, DialError>
+/// The longest a dial waits for the acknowledgment of `subscriptions/listen`.
+const LISTEN_ACK: Duration = Duration::from_secs(5);
+
+async fn finish_dial<T, E, A>(
+    client: Client,
+    transport: T,
+    mode: ClientLifecycleMode,
+) -> Result<Started, DialError>
 where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    T: IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let service = client.serve(transport).await.map_err(|e| {
-        if e.is_authorization_required() {
-            return DialError::Unauthorized;
-        }
-        DialError::Initialize(e.to_string())
-    })?;
+    let transport = crate::live::ProgressTap {
+        inner: transport.into_transport(),
+        routes: client.progress.clone(),
+    };
+    let service = client
+        .serve_with_lifecycle(transport, mode)
+        .await
+        .map_err(opening_failed)?;
     let instructions = service
         .peer_info()
         .and_then(|info| info.instructions.clone());
+    // SPEC-3: on 2026-07-28 list changes come through `subscriptions/listen`, opened before the
+    // listing so that no change after it is missed.
+    let modern = service.peer_info().is_some_and(|info| {
+        let caps = &info.capabilities;
+        let changes = caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true)
+            || caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true)
+            || caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true);
+        !info.protocol_version.has_initialize() && changes
+    });
+    let subscription = match modern {
+        true => crate::listen::open(service.peer(), LISTEN_ACK).await,
+        false => None,
+    };
     let tools = service
         .peer()
         .list_all_tools()
         .await
         .map_err(|e| DialError::ListTools(e.to_string()))?;
-    Ok((service, instructions, tools))
+    Ok((service, instructions, tools, subscription))
+}
+
+/// Why the session could not be opened, in words (SPEC-4): a `-32022` that names the revisions
+/// the server supports becomes [`DialError::UnsupportedVersion`], which the dial retries.
+fn opening_failed(error: ClientInitializeError) -> DialError {
+    if error.is_authorization_required() {
+        return DialError::Unauthorized;
+    }
+    let rpc = match &error {
+        ClientInitializeError::JsonRpcError(e) => Some(e),
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => match fallback.as_ref() {
+            ClientInitializeError::JsonRpcError(e) => Some(e),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(rpc) = rpc
+        && let Some(supported) = supported_versions(rpc)
+    {
+        return DialError::UnsupportedVersion {
+            message: rpc.message.to_string(),
+            supported,
+        };
+    }
+    match &error {
+        // `server/discover` answered (or refused with `-32022`) listing only revisions that
+        // open with `initialize`: the dial retries with the best of them.
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => DialError::UnsupportedVersion {
+            message: "server/discover offers no 2026-07-28".into(),
+            supported: server_supported.iter().map(|v| v.to_string()).collect(),
+        },
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            DialError::Initialize(fallback.to_string())
+        }
+        _ => DialError::Initialize(error.to_string()),
+    }
+}
+
+/// The `supported` list of an unsupported-protocol-version error (`-32022`).
+fn supported_versions(error: &ErrorData) -> Option<Vec<String>> {
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return None;
+    }
+    let list = error.data.as_ref()?.get("supported")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+    )
 }
 
 fn timed_out(timeout: Duration) -> DialError {
@@ -425,6 +656,7 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
+        self.listening.cancel();
         if let Some(service) = service {
             // A server that stopped reading could block the close: the kill below still ends it.
             let _ = tokio::time::timeout(grace.max(CLOSE_MIN), service.cancel()).await;

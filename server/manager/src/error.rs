@@ -111,6 +111,26 @@ pub(crate) enum DialError {
     Sse(String),
     #[error("initialize failed: {0}")]
     Initialize(String),
+    /// `-32022`: the server supports none of the offered revision; the dial retries once with
+    /// the best of `supported` (SPEC-1).
+    #[error(
+        "the server refused the offered MCP revision ({message}); it supports {}",
+        supported.join(", ")
+    )]
+    UnsupportedVersion {
+        message: String,
+        supported: Vec<String>,
+    },
+    /// The server and this client share no MCP revision.
+    #[error(
+        "the server supports MCP revision {} but this client speaks only {}",
+        supported.join(", "),
+        offered.join(", ")
+    )]
+    NoCommonVersion {
+        offered: Vec<String>,
+        supported: Vec<String>,
+    },
     #[error("tools/list failed: {0}")]
     ListTools(String),
     #[error("timed out after {millis} ms waiting for the server to initialize")]

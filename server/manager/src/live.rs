@@ -14,7 +14,9 @@ use rmcp::model::{
     CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken, RequestId,
     ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
+use rmcp::service::{PeerRequestOptions, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient};
 pub use tokio_util::sync::CancellationToken;
 
@@ -119,43 +121,60 @@ pub(crate) async fn call(
             tool: tool.to_string(),
         });
     }
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
-    let handle = peer
-        .send_request_with_option(request, options)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let (id, token) = (handle.id.clone(), handle.progress_token.clone());
-    if let Some(sink) = &hooks.progress {
-        routes.insert(token.clone(), sink.clone());
-    }
-    let _unroute = Unroute { routes, token };
-    let response = tokio::select! {
-        response = handle.await_response() => response,
-        () = cancel.cancelled() => {
-            send_cancelled(peer, id, STOPPED_BY_USER).await;
-            return Err(Error::ToolCancelled {
+    // SPEC-3: `input_required` replies are answered by the user and the call is sent again.
+    let mut rounds = crate::mrtr::Rounds::new(elicitation);
+    let mut params = params;
+    loop {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let (id, token) = (handle.id.clone(), handle.progress_token.clone());
+        if let Some(sink) = &hooks.progress {
+            routes.insert(token.clone(), sink.clone());
+        }
+        let _unroute = Unroute { routes, token };
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            () = cancel.cancelled() => {
+                send_cancelled(peer, id, STOPPED_BY_USER).await;
+                return Err(Error::ToolCancelled {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                });
+            }
+        };
+        return match response {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            // A result without `content` decodes as an empty result.
+            Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
+            Ok(ServerResult::InputRequiredResult(asked)) => {
+                let retry = tokio::select! {
+                    retry = rounds.answer(asked) => retry.map_err(failed)?,
+                    () = cancel.cancelled() => return Err(Error::ToolCancelled {
+                        server: server.to_string(),
+                        tool: tool.to_string(),
+                    }),
+                };
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
+                continue;
+            }
+            Ok(_) => Err(failed("unexpected response to tools/call".into())),
+            // rmcp has sent `notifications/cancelled` ("request timeout") already.
+            Err(ServiceError::Timeout { .. }) => Err(Error::ToolTimeout {
                 server: server.to_string(),
                 tool: tool.to_string(),
-            });
-        }
-    };
-    match response {
-        Ok(ServerResult::CallToolResult(result)) => Ok(result),
-        // A result without `content` decodes as an empty result.
-        Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
-        Ok(_) => Err(failed("unexpected response to tools/call".into())),
-        // rmcp has sent `notifications/cancelled` ("request timeout") already.
-        Err(ServiceError::Timeout { .. }) => Err(Error::ToolTimeout {
-            server: server.to_string(),
-            tool: tool.to_string(),
-            millis: timeout.as_millis(),
-        }),
-        Err(ServiceError::McpError(error)) if error.code.0 == URL_ELICITATION_REQUIRED => {
-            let outcome = crate::elicitation::ask_required_pages(elicitation, &error).await;
-            Err(failed(outcome))
-        }
-        Err(e) => Err(failed(e.to_string())),
+                millis: timeout.as_millis(),
+            }),
+            Err(ServiceError::McpError(error)) if error.code.0 == URL_ELICITATION_REQUIRED => {
+                let outcome = crate::elicitation::ask_required_pages(elicitation, &error).await;
+                Err(failed(outcome))
+            }
+            Err(e) => Err(failed(e.to_string())),
+        };
     }
 }
 
@@ -167,6 +186,45 @@ async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
     ));
     if let Err(e) = peer.send_notification(notification.into()).await {
         tracing::info!("cannot send notifications/cancelled: {e}");
+    }
+}
+
+/// A connection's transport with its `notifications/progress` delivered as they are read, in
+/// order with the responses: rmcp hands each notification to the handler in a task of its own,
+/// which can run after the result that followed it, when the call's route is gone (LONG-2).
+pub(crate) struct ProgressTap<T> {
+    pub inner: T,
+    pub routes: ProgressRoutes,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ServerNotification::ProgressNotification(progress),
+            ..
+        })) = &message
+        {
+            self.routes.deliver(progress.params.clone());
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 

@@ -628,3 +628,59 @@ async fn cli_a_closed_stdout_ends_the_command_quietly() {
     assert!(stderr.trim().is_empty(), "{stderr}");
     sandbox.assert_no_process_left().await;
 }
+
+// SPEC-1: the negotiated revision per server: `tools` text and JSON while connected, then
+// `servers` (text and JSON) in a later process shows the last one negotiated with the entry;
+// a server limited to the 2025 revisions shows 2025-11-25.
+#[test]
+fn spec_1_cli_shows_the_negotiated_revision_and_the_last_one_when_not_connected() {
+    let sb = Sandbox::new();
+    sb.write_project(json!({
+        "new": sb.server(&["--tools", "echo"]),
+        "old": sb.server(&["--tools", "echo", "--era", "legacy"]),
+    }));
+    let out = run(&sb, &["servers", "--json"]);
+    assert_ok(&out, "servers --json before any connection");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = v.as_array().or_else(|| v["servers"].as_array()).unwrap();
+    assert!(
+        rows.iter().all(|r| r.get("protocolVersion").is_none()),
+        "{v:#}"
+    );
+
+    for (name, revision) in [("new", "2026-07-28"), ("old", "2025-11-25")] {
+        let out = run(&sb, &["tools", name]);
+        assert_ok(&out, "tools");
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!("{name} speaks MCP {revision}\n")),
+            "{text}"
+        );
+        let out = run(&sb, &["tools", name, "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["server"]["protocolVersion"], revision, "{v:#}");
+    }
+
+    let out = run(&sb, &["servers"]);
+    assert_ok(&out, "servers");
+    let text = stdout(&out);
+    assert!(
+        text.contains("  mcp:     2026-07-28  (last negotiated)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  mcp:     2025-11-25  (last negotiated)\n"),
+        "{text}"
+    );
+    let out = run(&sb, &["servers", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = v.as_array().or_else(|| v["servers"].as_array()).unwrap();
+    let revision = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["protocolVersion"].clone())
+    };
+    assert_eq!(revision("new"), Some(json!("2026-07-28")), "{v:#}");
+    assert_eq!(revision("old"), Some(json!("2025-11-25")), "{v:#}");
+    assert_no_sandbox_process(&sb, "servers");
+}

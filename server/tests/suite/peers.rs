@@ -25,6 +25,8 @@ use wave_mcp_manager::{McpManager, Status, result_text};
 use super::support::*;
 
 mod elicit;
+/// The MCP revision of a connection and 2026-07-28 multi-round-trip requests (SPEC-1, SPEC-3).
+mod era;
 /// Live turns against the peers: progress, Stop, timeouts (LONG-1 … LONG-4).
 mod logs;
 mod long;

@@ -105,6 +105,18 @@ const HOSTILE: &str = "\u{1b}]0;PWNED-TITLE\u{7}\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{
 /// Marker line a descendant writes on its report pipe once all pids below it are reported.
 const REPORT_DONE: &str = "done";
 
+/// Which MCP lifecycles the server accepts (SPEC-1 tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Era {
+    /// `server/discover` (2026-07-28) and `initialize` (2025-11-25 and before).
+    Both,
+    /// Only 2026-07-28: `initialize` is answered with `-32022` naming it.
+    Modern,
+    /// Only 2025-11-25 and before: `server/discover` is refused with `-32022` (rmcp checks the
+    /// revision its `_meta` names before the handler runs).
+    Legacy,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Transport {
     Stdio,
@@ -144,9 +156,13 @@ struct Args {
     /// Sleep this long inside the initialize handler.
     #[arg(long, value_name = "MS")]
     slow_initialize_ms: Option<u64>,
-    /// Answer initialize with a JSON-RPC error.
+    /// Answer initialize (and `server/discover`) with a JSON-RPC error.
     #[arg(long)]
     fail_initialize: bool,
+    /// The lifecycles accepted; `--slow-initialize-ms`, `--fail-initialize` and the `init-*`
+    /// events apply to whichever opening (`initialize` or `server/discover`) the client sends.
+    #[arg(long, value_enum, default_value_t = Era::Both)]
+    era: Era,
     /// Exit with code 7 this long after start.
     #[arg(long, value_name = "MS")]
     crash_after_ms: Option<u64>,
@@ -211,6 +227,38 @@ struct Args {
     replay_catalog: Option<PathBuf>,
 }
 
+/// The `ask` tool on 2026-07-28: the question as an `input_required` reply, then the answer
+/// the retry carries, as text (the same text as the 2025 `elicitation/create` round).
+fn ask_input_required(request: &CallToolRequestParams) -> CallToolResponse {
+    if let Some(answer) = request.input_responses.as_ref().and_then(|r| r.get("ask")) {
+        return CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(
+            answer.to_string(),
+        )]));
+    }
+    let url = request
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("mode"))
+        .is_some_and(|m| m == "url");
+    let params = match url {
+        true => {
+            json!({ "mode": "url", "message": "Visit the page", "url": "https://example.invalid/ask", "elicitationId": "ask-1" })
+        }
+        false => json!({ "mode": "form", "message": "Your answer?", "requestedSchema": {
+            "type": "object", "properties": { "answer": { "type": "string" } }, "required": ["answer"],
+        }}),
+    };
+    let result = json!({ "resultType": "input_required", "inputRequests": {
+        "ask": { "method": "elicitation/create", "params": params },
+    }});
+    match serde_json::from_value(result) {
+        Ok(result) => CallToolResponse::InputRequired(result),
+        Err(e) => CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(
+            format!("bad input_required: {e}"),
+        )])),
+    }
+}
+
 /// Appends one-line events to the `--event-log` file, if any.
 #[derive(Clone, Debug, Default)]
 struct EventLog {
@@ -247,6 +295,7 @@ struct Settings {
     instructions: Option<String>,
     slow_initialize: Option<Duration>,
     fail_initialize: bool,
+    era: Era,
     /// The tools `tools/list` reports and `tools/call` accepts now; `set_tools` replaces them.
     tools: Mutex<Vec<String>>,
     /// `--retool-on-sigusr1` was given: the tool list may change (capability `listChanged`).
@@ -322,6 +371,27 @@ struct ProgressArgs {
 struct TestServer {
     settings: Arc<Settings>,
     tool_router: ToolRouter<Self>,
+}
+
+impl TestServer {
+    /// The start of `initialize` or `server/discover`: the `init-begin` event (its detail says
+    /// which, and the revision an `initialize` offers), the configured delay, and the configured
+    /// refusal.
+    async fn opening(&self, detail: &str) -> Result<(), McpError> {
+        let events = &self.settings.events;
+        events.record("init-begin", Some(detail));
+        if let Some(delay) = self.settings.slow_initialize {
+            tokio::time::sleep(delay).await;
+        }
+        if self.settings.fail_initialize {
+            events.record("init-end", None);
+            return Err(McpError::internal_error(
+                "initialize refused by test server",
+                None,
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[tool_router]
@@ -510,22 +580,41 @@ impl ServerHandler for TestServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        let events = &self.settings.events;
-        events.record("init-begin", None);
-        if let Some(delay) = self.settings.slow_initialize {
-            tokio::time::sleep(delay).await;
-        }
-        if self.settings.fail_initialize {
-            events.record("init-end", None);
-            return Err(McpError::internal_error(
-                "initialize refused by test server",
-                None,
+        self.opening(&format!("initialize:{}", request.protocol_version))
+            .await?;
+        if self.settings.era == Era::Modern {
+            self.settings.events.record("init-end", None);
+            return Err(McpError::unsupported_protocol_version(
+                request.protocol_version.clone(),
+                &self.supported_protocol_versions(),
             ));
         }
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request);
-        events.record("init-end", None);
+        self.settings.events.record("init-end", None);
         result
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        match self.settings.era {
+            Era::Both => std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            Era::Modern => std::borrow::Cow::Owned(vec![ProtocolVersion::V_2026_07_28]),
+            Era::Legacy => std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::V_2025_11_25,
+            )),
+        }
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        self.opening("discover").await?;
+        self.settings.events.record("init-end", None);
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn call_tool(
@@ -542,6 +631,15 @@ impl ServerHandler for TestServer {
             return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
                 ContentBlock::text(text),
             ])));
+        }
+        // 2026-07-28 has no request from the server in the middle of a call: `ask` asks with
+        // `input_required` and answers on the retry (SPEC-3).
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        if modern && request.name == ASK_TOOL && self.settings.exposes(ASK_TOOL) {
+            return Ok(ask_input_required(&request));
         }
         if self.settings.hostile && request.name == HOSTILE_TOOL {
             let text = format!("result{HOSTILE}end");
@@ -1501,6 +1599,7 @@ fn run_server(args: Args) -> Result<()> {
         },
         slow_initialize: args.slow_initialize_ms.map(Duration::from_millis),
         fail_initialize: args.fail_initialize,
+        era: args.era,
         tools: Mutex::new(parse_tools(args.tools.as_deref())?),
         retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,

@@ -546,6 +546,10 @@ export class SettingsPage {
             L(STATUS_TEXT[server.status]),
           ),
           server.signedIn ? h("span", { class: "badge signed-in" }, L("signedIn")) : null,
+          // SPEC-1: the negotiated MCP revision (the last one when not connected now).
+          server.protocolVersion
+            ? h("span", { class: "badge mcp-revision", title: "MCP revision" }, `MCP ${server.protocolVersion}`)
+            : null,
         ),
         // A row waiting for approval shows its whole command line below, as approving runs it.
         server.status === "needs-approval" && server.approval

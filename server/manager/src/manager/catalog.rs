@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -230,6 +230,8 @@ impl SharedState {
             prompts: Vec::new(),
             resources: Vec::new(),
             resource_templates: Vec::new(),
+            protocol_version: Some(live.connection.protocol_version.clone())
+                .filter(|v| !v.is_empty()),
         };
         match (
             &live.catalog,
@@ -315,11 +317,15 @@ pub(super) fn catalog_changed_hook(
     })
 }
 
-/// A live connection's peer and call timeout, or why there is none.
-fn live_peer(
-    manager: &McpManager,
-    server: &str,
-) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64, std::time::Duration), Error> {
+/// A live connection's peer, generation, call timeout and way to the user, or why there is none.
+type LivePeer = (
+    rmcp::Peer<rmcp::RoleClient>,
+    u64,
+    std::time::Duration,
+    Option<crate::elicitation::ElicitationHook>,
+);
+
+fn live_peer(manager: &McpManager, server: &str) -> Result<LivePeer, Error> {
     let state = manager.shared.lock();
     if state.destroyed {
         return Err(Error::Destroyed);
@@ -330,6 +336,7 @@ fn live_peer(
             live.connection.peer.clone(),
             slot.generation,
             manager.shared.tool_timeout_for(&slot.entry),
+            live.connection.elicitation.clone(),
         )),
         None => Err(Error::NotConnected {
             server: server.to_string(),
@@ -348,7 +355,7 @@ impl McpManager {
     /// The prompts and resources of a live connection, listing them now if that has not happened
     /// yet. Never the cached ones: a command or a mention needs the live server.
     pub async fn live_catalog(&self, server: &str) -> Result<Arc<Catalog>, Error> {
-        let (_, generation, _) = live_peer(self, server)?;
+        let (_, generation, _, _) = live_peer(self, server)?;
         let loaded = {
             let state = self.shared.lock();
             let slot = &state.slots[state.index_of(server)?];
@@ -374,7 +381,7 @@ impl McpManager {
         prompt: &str,
         arguments: Map<String, Value>,
     ) -> Result<GetPromptResult, Error> {
-        let (peer, _, timeout) = live_peer(self, server)?;
+        let (peer, _, timeout, elicitation) = live_peer(self, server)?;
         let failed = |reason: String| Error::Prompt {
             server: server.to_string(),
             prompt: prompt.to_string(),
@@ -384,14 +391,25 @@ impl McpManager {
         if !arguments.is_empty() {
             params = params.with_arguments(arguments);
         }
-        match tokio::time::timeout(timeout, peer.get_prompt_once(params)).await {
-            Ok(Ok(GetPromptResponse::Complete(result))) => Ok(result),
-            Ok(Ok(_)) => Err(failed("the server asked for more input".into())),
-            Ok(Err(e)) => Err(failed(e.to_string())),
-            Err(_) => Err(failed(format!(
-                "timed out after {} ms",
-                timeout.as_millis()
-            ))),
+        // SPEC-3: questions of an `input_required` reply go to the user, then a retry.
+        let mut rounds = crate::mrtr::Rounds::new(elicitation.as_ref());
+        loop {
+            match tokio::time::timeout(timeout, peer.get_prompt_once(params.clone())).await {
+                Ok(Ok(GetPromptResponse::Complete(result))) => return Ok(result),
+                Ok(Ok(GetPromptResponse::InputRequired(asked))) => {
+                    let retry = rounds.answer(asked).await.map_err(failed)?;
+                    params.input_responses = retry.input_responses;
+                    params.request_state = retry.request_state;
+                }
+                Ok(Ok(_)) => return Err(failed("unexpected response to prompts/get".into())),
+                Ok(Err(e)) => return Err(failed(e.to_string())),
+                Err(_) => {
+                    return Err(failed(format!(
+                        "timed out after {} ms",
+                        timeout.as_millis()
+                    )));
+                }
+            }
         }
     }
 
@@ -401,20 +419,31 @@ impl McpManager {
         server: &str,
         uri: &str,
     ) -> Result<ReadResourceResult, Error> {
-        let (peer, _, timeout) = live_peer(self, server)?;
+        let (peer, _, timeout, elicitation) = live_peer(self, server)?;
         let failed = |reason: String| Error::Resource {
             server: server.to_string(),
             uri: uri.to_string(),
             reason,
         };
-        let params = ReadResourceRequestParams::new(uri);
-        match tokio::time::timeout(timeout, peer.read_resource(params)).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(failed(e.to_string())),
-            Err(_) => Err(failed(format!(
-                "timed out after {} ms",
-                timeout.as_millis()
-            ))),
+        let mut params = ReadResourceRequestParams::new(uri);
+        let mut rounds = crate::mrtr::Rounds::new(elicitation.as_ref());
+        loop {
+            match tokio::time::timeout(timeout, peer.read_resource_once(params.clone())).await {
+                Ok(Ok(ReadResourceResponse::Complete(result))) => return Ok(result),
+                Ok(Ok(ReadResourceResponse::InputRequired(asked))) => {
+                    let retry = rounds.answer(asked).await.map_err(failed)?;
+                    params.input_responses = retry.input_responses;
+                    params.request_state = retry.request_state;
+                }
+                Ok(Ok(_)) => return Err(failed("unexpected response to resources/read".into())),
+                Ok(Err(e)) => return Err(failed(e.to_string())),
+                Err(_) => {
+                    return Err(failed(format!(
+                        "timed out after {} ms",
+                        timeout.as_millis()
+                    )));
+                }
+            }
         }
     }
 }

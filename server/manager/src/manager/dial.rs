@@ -62,6 +62,18 @@ impl SharedState {
         done
     }
 
+    /// The MCP revision last negotiated with the entry as written (SPEC-1), from the cache.
+    pub(super) fn remembered_version(&self, name: &str) -> Option<String> {
+        let state = self.lock();
+        let slot = &state.slots[state.index_of(name).ok()?];
+        let fingerprint = slot.fingerprint.as_ref()?;
+        state
+            .cache
+            .lookup(name, fingerprint)?
+            .protocol_version
+            .clone()
+    }
+
     fn timeouts_for(&self, entry: &ServerEntry) -> Duration {
         entry
             .config
@@ -155,22 +167,23 @@ async fn dial_entry(
         Err(reason) => return Some(Err(DialError::Config(reason))),
     };
     let timeout = shared.timeouts_for(entry);
-    let dial = connection::dial(
-        transport,
-        connection::Client::new(
-            (tools_changed, catalog_changed),
-            shared.elicitations.hook(
-                &entry.name,
-                login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
-            ),
-            shared.roots.clone(),
-            shared.logs.sink(&entry.name),
+    let setup = connection::DialSetup {
+        changed: (tools_changed, catalog_changed),
+        roots: shared.roots.clone(),
+        log: shared.logs.sink(&entry.name),
+        elicitation: shared.elicitations.hook(
+            &entry.name,
+            login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
         ),
         timeout,
-        &shared.credentials_path,
-        &shared.run_dir,
-        &shared.tasks,
-    );
+        credentials: &shared.credentials_path,
+        run_dir: &shared.run_dir,
+        tasks: &shared.tasks,
+        lifecycle: connection::Lifecycle::remembered(
+            shared.remembered_version(&entry.name).as_deref(),
+        ),
+    };
+    let dial = connection::dial(transport, setup);
     tokio::select! {
         _ = cancel.cancelled() => None,
         result = dial => Some(result),

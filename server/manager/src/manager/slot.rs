@@ -284,6 +284,15 @@ impl Slot {
                 .is_some_and(|key| signed_in.contains(key)),
             catalog: self.catalog_view(cache),
             approval: self.approval.clone(),
+            protocol_version: match &self.live {
+                Some(live) => Some(live.connection.protocol_version.clone()),
+                None => self
+                    .fingerprint
+                    .as_ref()
+                    .and_then(|f| cache.lookup(&self.entry.name, f))
+                    .and_then(|entry| entry.protocol_version.clone()),
+            }
+            .filter(|v| !v.is_empty()),
         }
     }
 }

@@ -196,6 +196,9 @@ pub struct ServerSnapshot {
     pub catalog: Arc<Catalog>,
     /// For `needs-approval`: what approving would run (TRUST-1, TRUST-3).
     pub approval: Option<ServerApproval>,
+    /// The MCP revision negotiated with the live connection, or the last one negotiated with
+    /// the entry as written when not connected now (SPEC-1); `None` if never connected.
+    pub protocol_version: Option<String>,
 }
 
 /// Every server of a manager at one moment. `version` grows with every change.
