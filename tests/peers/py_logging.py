@@ -1,7 +1,8 @@
 """An MCP server on the official Python SDK (PyPI `mcp` 2.x) that logs (SRV-2), a third-party
 test peer of the per-server log: it writes a line to stderr when it starts, and its tool `work`
 sends one log message at each of four levels (`ctx.debug/info/warning/error`, logger "worker")
-and writes one more stderr line.
+and writes one more stderr line. Logging exists only on the 2025 revisions (2026-07-28 removed
+it, SEP-2577), so this peer speaks only those, as a server written for them does.
 """
 
 import sys
@@ -22,5 +23,9 @@ async def work(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    import anyio
+
+    from legacy2025 import serve_2025_only
+
     print("py-logging ready (stderr)", file=sys.stderr, flush=True)
-    server.run()
+    anyio.run(serve_2025_only, server)
