@@ -202,16 +202,27 @@ pub(crate) async fn dial(
         }
         Transport::Http {
             url,
-            headers,
+            mut headers,
             oauth,
         } => {
+            // SPEC-2: a machine-to-machine grant gets its token here, no browser, no stored
+            // sign-in.
+            if let Some(settings) = &oauth
+                && let Some(grant) = &settings.machine
+            {
+                let token = crate::grant::access_token(&url, grant, &settings.scopes)
+                    .await
+                    .map_err(DialError::MachineGrant)?;
+                headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
+            }
             let signed_in = match &oauth {
+                Some(settings) if settings.machine.is_some() => None,
                 Some(settings) => auth::authorized_client(credentials, &url, settings)
                     .await
                     .map_err(DialError::StoredSignIn)?,
                 None => None,
             };
-            let config = StreamableHttpClientTransportConfig::with_uri(url)
+            let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
                 .custom_headers(header_map(&headers)?);
             let dialing = async {
                 match signed_in {
@@ -230,7 +241,13 @@ pub(crate) async fn dial(
             let started = tokio::time::timeout(timeout, dialing)
                 .await
                 .map_err(|_| timed_out(timeout))?
-                .map_err(|e| own_header_rejected(e, oauth.is_none()))?;
+                .map_err(|e| own_header_rejected(e, oauth.is_none()));
+            let started = match started {
+                Err(DialError::InsufficientScope { scopes, .. }) => {
+                    return Err(step_up(credentials, &url, scopes).await);
+                }
+                started => started?,
+            };
             Ok(dialed(started, None, None))
         }
         Transport::Sse {
@@ -264,6 +281,21 @@ pub(crate) async fn dial(
             dialed.dropped = Some(dropped);
             Ok(dialed)
         }
+    }
+}
+
+/// A `403 insufficient_scope`: the missing scopes are kept with the stored sign-in for the next
+/// `login` (SPEC-2), which the error asks for unless step-ups are exhausted.
+pub(crate) async fn step_up(credentials: &Path, url: &str, scopes: Vec<String>) -> DialError {
+    let (path, key, wanted) = (credentials.to_path_buf(), url.to_string(), scopes.clone());
+    let may_help = tokio::task::spawn_blocking(move || auth::record_step_up(&path, &key, &wanted))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or(true);
+    DialError::InsufficientScope {
+        scopes,
+        exhausted: !may_help,
     }
 }
 
@@ -324,19 +356,26 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let service = client.serve(transport).await.map_err(|e| {
+        if let Some(refusal) = crate::error::refusal_of(&e) {
+            return DialError::refused(refusal);
+        }
         if e.is_authorization_required() {
             return DialError::Unauthorized;
         }
-        DialError::Initialize(e.to_string())
+        DialError::Initialize(crate::error::in_words(&e))
     })?;
     let instructions = service
         .peer_info()
         .and_then(|info| info.instructions.clone());
-    let tools = service
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| DialError::ListTools(e.to_string()))?;
+    let tools =
+        service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| match crate::error::refusal_of(&e) {
+                Some(refusal) => DialError::refused(refusal),
+                None => DialError::ListTools(crate::error::in_words(&e)),
+            })?;
     Ok((service, instructions, tools))
 }
 
