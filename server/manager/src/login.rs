@@ -78,7 +78,14 @@ pub(crate) async fn sign_in(
         .await
         .map_err(describe)?;
     let mut metadata = resolution.metadata;
-    if !resolution.source.is_discovered() {
+    let fallback = !resolution.source.is_discovered();
+    let explain = |reason: String| match fallback {
+        true => format!(
+            "the server publishes no OAuth metadata (neither RFC 9728 nor RFC 8414), and its default endpoints (MCP 2025-03-26: /authorize, /token, /register at its origin) failed: {reason}"
+        ),
+        false => reason,
+    };
+    if fallback {
         // MCP 2025-03-26: without metadata, the default endpoints at the server's origin, with
         // PKCE (S256) required of the client.
         metadata.code_challenge_methods_supported = Some(vec!["S256".into()]);
@@ -159,7 +166,7 @@ pub(crate) async fn sign_in(
     }
     let session = AuthorizationSession::new(manager, request)
         .await
-        .map_err(|(_, e)| describe(e))?;
+        .map_err(|(_, e)| explain(describe(e)))?;
     let auth_url = session.get_authorization_url().to_string();
     let state = url::Url::parse(&auth_url)
         .ok()
@@ -198,7 +205,7 @@ pub(crate) async fn sign_in(
         .handle_callback_with_issuer(callback.code.expose(), &state, callback.iss.as_deref())
         .with_subscriber(tracing::subscriber::NoSubscriber::default())
         .await
-        .map_err(describe)?;
+        .map_err(|e| explain(describe(e)))?;
     let credentials = tokens
         .load()
         .await
