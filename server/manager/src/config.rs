@@ -910,6 +910,58 @@ mod tests {
         }
     }
 
+    // SPEC-2: the machine-to-machine grants and CIMD parse; each missing or bad field is named.
+    #[test]
+    fn spec_2_grant_keys_parse_and_bad_ones_name_the_field() {
+        let parse = |oauth: serde_json::Value| {
+            let v = serde_json::json!({"url": "http://x", "oauth": oauth});
+            parse_server(&v, "mcpServers.s").map(|c| c.oauth.unwrap())
+        };
+        let cimd = parse(serde_json::json!({"clientMetadataUrl": "https://c.example/m.json"}));
+        assert_eq!(
+            cimd.unwrap().client_metadata_url.as_deref(),
+            Some("https://c.example/m.json")
+        );
+        let jwt = parse(
+            serde_json::json!({"grant": "client_credentials", "clientId": "m",
+            "privateKeyPath": "k.pem", "signingAlgorithm": "RS256"}),
+        )
+        .unwrap();
+        assert_eq!(jwt.grant, Grant::ClientCredentials);
+        let bearer = parse(serde_json::json!({"grant": "jwt-bearer", "clientId": "m",
+            "clientSecret": "${S}", "idp": {"issuer": "https://i", "tokenEndpoint": "https://i/t",
+            "clientId": "c", "idToken": "${T}"}}))
+        .unwrap();
+        assert_eq!(bearer.grant, Grant::JwtBearer);
+        assert!(!format!("{bearer:?}").contains("${T}"), "id token in Debug");
+        for (oauth, error) in [
+            (
+                serde_json::json!({"grant": "password"}),
+                "mcpServers.s.oauth.grant: unknown grant \"password\" (expected \"authorization_code\", \"client_credentials\" or \"jwt-bearer\")",
+            ),
+            (
+                serde_json::json!({"grant": "client_credentials", "clientSecret": "x"}),
+                "mcpServers.s.oauth.clientId: missing (grant \"client_credentials\" needs it)",
+            ),
+            (
+                serde_json::json!({"grant": "client_credentials", "clientId": "m",
+                    "privateKeyPath": "k", "signingAlgorithm": "HS256"}),
+                "mcpServers.s.oauth.signingAlgorithm: unknown algorithm \"HS256\" (expected one of ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512, EdDSA)",
+            ),
+            (
+                serde_json::json!({"grant": "jwt-bearer", "clientId": "m", "clientSecret": "x"}),
+                "mcpServers.s.oauth.idp: missing (grant \"jwt-bearer\" needs it)",
+            ),
+            (
+                serde_json::json!({"grant": "jwt-bearer", "clientId": "m", "clientSecret": "x",
+                    "idp": {"issuer": "https://i"}}),
+                "mcpServers.s.oauth.idp.tokenEndpoint: missing (the identity provider needs it)",
+            ),
+        ] {
+            assert_eq!(parse(oauth).unwrap_err(), error);
+        }
+    }
+
     // AUTH-2: the `oauth` object, each bad field named.
     #[test]
     fn oauth_keys_parse_and_bad_ones_name_the_field() {

@@ -343,6 +343,57 @@ fn lowercase_first(text: &str) -> String {
 mod tests {
     use super::*;
 
+    // SPEC-4: a challenge's parameters are read whatever their order and quoting.
+    #[test]
+    fn spec_4_challenge_params_are_read() {
+        let header =
+            r#"Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x/y""#;
+        assert_eq!(challenge_param(header, "scope").as_deref(), Some("a b"));
+        assert_eq!(
+            challenge_param(header, "error").as_deref(),
+            Some("insufficient_scope")
+        );
+        assert_eq!(
+            challenge_param("Bearer realm=x, scope=read", "scope").as_deref(),
+            Some("read")
+        );
+        assert_eq!(challenge_param("Bearer", "scope"), None);
+    }
+
+    // SPEC-4: a transport error of rmcp reads in words, without its Rust type name.
+    #[test]
+    fn spec_4_transport_errors_read_without_type_names() {
+        use rmcp::transport::streamable_http_client::{
+            InsufficientScopeError, StreamableHttpError,
+        };
+        let inner: StreamableHttpError<reqwest::Error> =
+            StreamableHttpError::InsufficientScope(InsufficientScopeError::new(
+                r#"Bearer error="insufficient_scope", scope="w""#.into(),
+                None,
+            ));
+        let error =
+            rmcp::ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
+                "rmcp::transport::worker::WorkerTransport<X>",
+                std::any::TypeId::of::<u8>(),
+                Box::new(inner),
+            ));
+        assert!(
+            error.to_string().contains("WorkerTransport"),
+            "rmcp's own text"
+        );
+        assert_eq!(
+            refusal_of(&error),
+            Some(Refusal::InsufficientScope(vec!["w".into()]))
+        );
+        let words = in_words(&error);
+        assert_eq!(
+            words,
+            "the server refused the sign-in's token for want of scope `w` (403 insufficient_scope)"
+        );
+        let closed = rmcp::ServiceError::TransportClosed;
+        assert_eq!(in_words(&closed), "the connection to the server is closed");
+    }
+
     /// The reasons users see (snapshots, the CLI, tests of every layer) are the ones the dial
     /// reported as strings before the enum, byte for byte.
     #[test]
