@@ -227,8 +227,10 @@ impl FileStore {
 #[async_trait::async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let record = self.record().map_err(AuthError::CredentialStoreError)?;
-        Ok(record.map(|r| r.credentials))
+        // rmcp loads before every request of a dial: clone the credentials only, not the
+        // whole record with its metadata (bench row 6a).
+        let records = read_all_cached(&self.path).map_err(AuthError::CredentialStoreError)?;
+        Ok(records.get(&*self.key).map(|r| r.credentials.clone()))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
