@@ -551,3 +551,38 @@ async fn spec_2_a_machine_grant_without_its_secret_names_the_field() {
     );
     assert!(out.contains(".mcp.json"), "names the file: {out}");
 }
+
+/// SPEC-2: a registered client id is reused by a later sign-in at the same authorization
+/// server, and never presented to another one: when the server's authorization server is not
+/// the one the stored client was registered at, sign-in registers anew.
+#[tokio::test]
+async fn spec_2_a_registered_client_is_reused_only_at_its_authorization_server() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options::default());
+    fixture_project(&sandbox, &fixture, None);
+    assert!(login_s(&sandbox).status.success());
+    assert!(login_s(&sandbox).status.success());
+    assert_eq!(
+        fixture.requests_to("/register").len(),
+        1,
+        "the second sign-in reuses the client"
+    );
+    // The stored client now says it was registered at another authorization server.
+    let path = credentials_file(&sandbox);
+    let mut stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let record = stored["servers"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .next()
+        .unwrap();
+    record["metadata"]["issuer"] = json!("https://other-as.example");
+    record["metadata"]["token_endpoint"] = json!("https://other-as.example/token");
+    std::fs::write(&path, serde_json::to_vec(&stored).unwrap()).unwrap();
+    assert!(login_s(&sandbox).status.success());
+    assert_eq!(
+        fixture.requests_to("/register").len(),
+        2,
+        "a client of another authorization server is not presented here"
+    );
+}
