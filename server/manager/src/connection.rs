@@ -265,7 +265,7 @@ pub(crate) async fn dial(
                 let token = signed_in
                     .get_access_token()
                     .await
-                    .map_err(|e| DialError::SignInExpired(e.to_string()))?;
+                    .map_err(|e| DialError::SignInExpired(crate::login::describe(e)))?;
                 headers.push(("Authorization".into(), format!("Bearer {token}")));
             }
             let dialing = async {

@@ -588,7 +588,7 @@ pub(crate) async fn revoke(record: &Record) {
 }
 
 /// rmcp's errors as one line; they never carry token values.
-fn describe(error: AuthError) -> String {
+pub(crate) fn describe(error: AuthError) -> String {
     match error {
         AuthError::PkceUnsupported => {
             "the authorization server does not offer PKCE with S256, which MCP sign-in requires"

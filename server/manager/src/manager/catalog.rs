@@ -384,7 +384,7 @@ impl McpManager {
         match tokio::time::timeout(timeout, peer.get_prompt_once(params)).await {
             Ok(Ok(GetPromptResponse::Complete(result))) => Ok(result),
             Ok(Ok(_)) => Err(failed("the server asked for more input".into())),
-            Ok(Err(e)) => Err(failed(e.to_string())),
+            Ok(Err(e)) => Err(failed(crate::error::in_words(&e))),
             Err(_) => Err(failed(format!(
                 "timed out after {} ms",
                 timeout.as_millis()
@@ -407,7 +407,7 @@ impl McpManager {
         let params = ReadResourceRequestParams::new(uri);
         match tokio::time::timeout(timeout, peer.read_resource(params)).await {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(failed(e.to_string())),
+            Ok(Err(e)) => Err(failed(crate::error::in_words(&e))),
             Err(_) => Err(failed(format!(
                 "timed out after {} ms",
                 timeout.as_millis()
