@@ -256,6 +256,13 @@ pub(crate) async fn dial(
             oauth,
         } => {
             if let Some(settings) = &oauth
+                && let Some(grant) = &settings.machine
+            {
+                let token = crate::grant::access_token(&url, grant, &settings.scopes)
+                    .await
+                    .map_err(DialError::MachineGrant)?;
+                headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
+            } else if let Some(settings) = &oauth
                 && let Some(signed_in) = auth::authorized_client(credentials, &url, settings)
                     .await
                     .map_err(DialError::StoredSignIn)?
