@@ -316,3 +316,56 @@ async fn post_form(
     }
     serde_json::from_str(&text).map_err(|_| format!("{what} answered without an `access_token`"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A throwaway P-256 key made for this test only (openssl ecparam; pkcs8).
+    const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgr873Z5wIymICshjH
+n06h1Xb5NzGAtrCoXKsVxriicgKhRANCAAR8PD8zKOYqvrc4KERMyqe/c+DvdHgV
+0L3QG50ZuUijI0Xkal5F3KtbtYxRiPFfN84U1C13GobdItsD1JdRNXZ5
+-----END PRIVATE KEY-----
+";
+    const TEST_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEfDw/MyjmKr63OChETMqnv3Pg73R4
+FdC90BudGblIoyNF5GpeRdyrW7WMUYjxXzfOFNQtdxqG3SLbA9SXUTV2eQ==
+-----END PUBLIC KEY-----
+";
+
+    // SPEC-2 (SEP-1046, RFC 7523 §3): the private_key_jwt assertion verifies with the public
+    // key and carries iss = sub = client id, the authorization server as audience, an expiry
+    // and a jti; a key that is not PEM is an error naming the field.
+    #[test]
+    fn spec_2_private_key_jwt_assertion_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("client.pem");
+        std::fs::write(&key, TEST_KEY).unwrap();
+        let jwt = client_assertion("machine", &key, "ES256", "https://as.example").unwrap();
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+        validation.set_audience(&["https://as.example"]);
+        validation.set_issuer(&["machine"]);
+        let public = jsonwebtoken::DecodingKey::from_ec_pem(TEST_PUBLIC.as_bytes()).unwrap();
+        let claims = jsonwebtoken::decode::<serde_json::Value>(&jwt, &public, &validation)
+            .unwrap()
+            .claims;
+        assert_eq!(claims["sub"], "machine");
+        assert!(claims["jti"].as_str().is_some_and(|j| j.len() == 64));
+        assert!(claims["exp"].as_u64() > claims["iat"].as_u64());
+
+        std::fs::write(&key, "not a key").unwrap();
+        let error = client_assertion("machine", &key, "ES256", "https://as.example").unwrap_err();
+        assert!(
+            error.starts_with("oauth.privateKeyPath ")
+                && error.contains("not a PEM ES256 private key"),
+            "{error}"
+        );
+        let missing = dir.path().join("gone.pem");
+        let error = client_assertion("machine", &missing, "ES256", "x").unwrap_err();
+        assert!(
+            error.starts_with("cannot read oauth.privateKeyPath"),
+            "{error}"
+        );
+    }
+}
