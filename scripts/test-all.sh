@@ -45,6 +45,10 @@ export WAVE_PEERS_DIR="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
 bash scripts/install-peers.sh
 cargo nextest run --workspace --locked --no-fail-fast --no-tests=fail -E 'test(/suite::(peers|auth|auth_faults)::/)'
 
+echo "== official MCP conformance suite (npm @modelcontextprotocol/conformance, client scenarios, through the CLI)"
+# Installs the suite and Node 22 into ~/.cache/wave-mcp-conformance; prints `N passed, N failed`.
+WAVE_MCP_BIN="$PWD/target/debug/wave-mcp" bash scripts/conformance.sh
+
 echo "== no MCP test server left running"
 if pgrep -f wave-mcp-test-server >/dev/null; then
   pgrep -af wave-mcp-test-server

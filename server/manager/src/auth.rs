@@ -76,6 +76,39 @@ pub(crate) struct Record {
     pub redirect_uri: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// Scopes a `403 insufficient_scope` asked for that the stored token lacks: the next
+    /// sign-in requests them with the granted ones (SPEC-2 step-up).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_scopes: Vec<String>,
+    /// Sign-ins made for a step-up since the last one that was not (at most
+    /// [`MAX_STEP_UPS`]: a server that keeps refusing does not loop the user through sign-in).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub step_ups: u32,
+}
+
+/// Most sign-ins in a row asked for by `403 insufficient_scope` (SPEC-2).
+pub(crate) const MAX_STEP_UPS: u32 = 3;
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Records a `403 insufficient_scope` of the server at `url` asking for `scopes`: the stored
+/// sign-in keeps them as pending for the next `login`. Returns whether signing in again may
+/// help (false after [`MAX_STEP_UPS`] step-up sign-ins, or with no stored sign-in).
+pub(crate) fn record_step_up(path: &Path, url: &str, scopes: &[String]) -> Result<bool, String> {
+    let key = canonical_url(url)?;
+    update(path, |servers| match servers.get_mut(&key) {
+        Some(record) => {
+            for scope in scopes {
+                if !record.pending_scopes.contains(scope) {
+                    record.pending_scopes.push(scope.clone());
+                }
+            }
+            record.step_ups < MAX_STEP_UPS
+        }
+        None => true,
+    })
 }
 
 impl std::fmt::Debug for Record {
@@ -194,8 +227,10 @@ impl FileStore {
 #[async_trait::async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let record = self.record().map_err(AuthError::CredentialStoreError)?;
-        Ok(record.map(|r| r.credentials))
+        // rmcp loads before every request of a dial: clone the credentials only, not the
+        // whole record with its metadata (bench row 6a).
+        let records = read_all_cached(&self.path).map_err(AuthError::CredentialStoreError)?;
+        Ok(records.get(&*self.key).map(|r| r.credentials.clone()))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {

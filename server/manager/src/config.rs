@@ -79,6 +79,36 @@ pub struct OAuthConfig {
     pub scopes: Vec<String>,
     /// The loopback port of the redirect URI; default: any free port.
     pub callback_port: Option<u16>,
+    /// `clientMetadataUrl`: an https URL of this client's metadata document, used as client id
+    /// where the authorization server advertises `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
+    /// `grant`: `authorization_code` (default, the browser), `client_credentials` or
+    /// `jwt-bearer` (machine-to-machine: no browser, a dial gets the token itself).
+    pub grant: Grant,
+    /// `privateKeyPath`: a PEM private key for `private_key_jwt` (`client_credentials`).
+    pub private_key_path: Option<String>,
+    /// `signingAlgorithm`: the JWS algorithm of that key (default ES256).
+    pub signing_algorithm: Option<String>,
+    /// `idp`: the identity provider of the `jwt-bearer` grant (SEP-990).
+    pub idp: Option<IdpConfig>,
+}
+
+/// The `grant` of an `oauth` object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Grant {
+    #[default]
+    AuthorizationCode,
+    ClientCredentials,
+    JwtBearer,
+}
+
+/// The `oauth.idp` object (SEP-990), as written.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IdpConfig {
+    pub issuer: String,
+    pub token_endpoint: String,
+    pub client_id: String,
+    pub id_token: String,
 }
 
 // The client secret may be written in the file itself: never print it (AUTH-6).
@@ -89,6 +119,11 @@ impl std::fmt::Debug for OAuthConfig {
             .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
             .field("scopes", &self.scopes)
             .field("callback_port", &self.callback_port)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("grant", &self.grant)
+            .field("private_key_path", &self.private_key_path)
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp.as_ref().map(|idp| &idp.issuer))
             .finish()
     }
 }
@@ -390,12 +425,97 @@ fn opt_oauth(obj: &Map<String, Value>, at: &str) -> Result<Option<OAuthConfig>, 
             ));
         }
     };
-    Ok(Some(OAuthConfig {
+    let grant = match opt_string(oauth, "grant", &at)?.as_deref() {
+        None | Some("authorization_code") => Grant::AuthorizationCode,
+        Some("client_credentials") => Grant::ClientCredentials,
+        Some("jwt-bearer") => Grant::JwtBearer,
+        Some(other) => {
+            return Err(format!(
+                "{at}.grant: unknown grant \"{other}\" (expected \"authorization_code\", \"client_credentials\" or \"jwt-bearer\")"
+            ));
+        }
+    };
+    let idp = match oauth.get("idp") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(idp)) => {
+            let at = format!("{at}.idp");
+            let need = |key: &str| {
+                opt_string(idp, key, &at)?
+                    .ok_or_else(|| format!("{at}.{key}: missing (the identity provider needs it)"))
+            };
+            Some(IdpConfig {
+                issuer: need("issuer")?,
+                token_endpoint: need("tokenEndpoint")?,
+                client_id: need("clientId")?,
+                id_token: need("idToken")?,
+            })
+        }
+        Some(_) => return Err(format!("{at}.idp: expected an object")),
+    };
+    let config = OAuthConfig {
         client_id: opt_string(oauth, "clientId", &at)?,
         client_secret: opt_string(oauth, "clientSecret", &at)?,
         scopes: string_array(oauth, "scopes", &at)?,
         callback_port,
-    }))
+        client_metadata_url: opt_string(oauth, "clientMetadataUrl", &at)?,
+        grant,
+        private_key_path: opt_string(oauth, "privateKeyPath", &at)?,
+        signing_algorithm: opt_string(oauth, "signingAlgorithm", &at)?,
+        idp,
+    };
+    check_grant(&config, &at)?;
+    Ok(Some(config))
+}
+
+/// The fields a machine-to-machine grant cannot do without, each missing one named.
+fn check_grant(config: &OAuthConfig, at: &str) -> Result<(), String> {
+    let name = match config.grant {
+        Grant::AuthorizationCode => return Ok(()),
+        Grant::ClientCredentials => "client_credentials",
+        Grant::JwtBearer => "jwt-bearer",
+    };
+    if config.client_id.is_none() {
+        return Err(format!(
+            "{at}.clientId: missing (grant \"{name}\" needs it)"
+        ));
+    }
+    match config.grant {
+        Grant::ClientCredentials => {
+            match (&config.client_secret, &config.private_key_path) {
+                (None, None) => {
+                    return Err(format!(
+                        "{at}: grant \"client_credentials\" needs `clientSecret` or `privateKeyPath`"
+                    ));
+                }
+                (Some(_), Some(_)) => {
+                    return Err(format!(
+                        "{at}: `clientSecret` and `privateKeyPath` both set; grant \"client_credentials\" takes one"
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(alg) = &config.signing_algorithm
+                && crate::grant::algorithm(alg).is_none()
+            {
+                return Err(format!(
+                    "{at}.signingAlgorithm: unknown algorithm \"{alg}\" (expected one of {})",
+                    crate::grant::ALGORITHMS.join(", ")
+                ));
+            }
+        }
+        Grant::JwtBearer => {
+            if config.client_secret.is_none() {
+                return Err(format!(
+                    "{at}.clientSecret: missing (grant \"jwt-bearer\" needs it)"
+                ));
+            }
+            if config.idp.is_none() {
+                return Err(format!("{at}.idp: missing (grant \"jwt-bearer\" needs it)"));
+            }
+        }
+        Grant::AuthorizationCode => {}
+    }
+    Ok(())
 }
 
 fn opt_string(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, String> {
@@ -495,6 +615,35 @@ pub struct OAuthSettings {
     pub client_secret: Option<crate::auth::Secret>,
     pub scopes: Vec<String>,
     pub callback_port: Option<u16>,
+    pub client_metadata_url: Option<String>,
+    /// A machine-to-machine grant: the dial gets its token itself, no browser.
+    pub machine: Option<MachineGrant>,
+}
+
+/// A machine-to-machine grant with `${VAR}` expanded (SPEC-2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MachineGrant {
+    /// `client_credentials` with `client_secret_basic` (or `_post` where only that is offered).
+    ClientSecret {
+        client_id: String,
+        client_secret: crate::auth::Secret,
+    },
+    /// `client_credentials` with `private_key_jwt` (SEP-1046).
+    PrivateKeyJwt {
+        client_id: String,
+        private_key_path: PathBuf,
+        signing_algorithm: String,
+    },
+    /// SEP-990: the ID token exchanged for an ID-JAG at the identity provider (RFC 8693), then
+    /// the RFC 7523 JWT bearer grant at the authorization server.
+    JwtBearer {
+        client_id: String,
+        client_secret: crate::auth::Secret,
+        idp_issuer: String,
+        idp_token_endpoint: String,
+        idp_client_id: String,
+        id_token: crate::auth::Secret,
+    },
 }
 
 impl Transport {
@@ -592,12 +741,59 @@ pub fn resolve(
                 let opt = |value: &Option<String>, key: &str| {
                     value.as_deref().map(|v| field(v, key)).transpose()
                 };
+                let client_id = opt(&written.client_id, "oauth.clientId")?;
+                let client_secret = opt(&written.client_secret, "oauth.clientSecret")?
+                    .map(crate::auth::Secret::new);
+                let machine = match written.grant {
+                    Grant::AuthorizationCode => None,
+                    Grant::ClientCredentials => {
+                        let client_id = client_id.clone().unwrap_or_default();
+                        match (&client_secret, &written.private_key_path) {
+                            (Some(secret), _) => Some(MachineGrant::ClientSecret {
+                                client_id,
+                                client_secret: secret.clone(),
+                            }),
+                            (None, Some(key)) => Some(MachineGrant::PrivateKeyJwt {
+                                client_id,
+                                private_key_path: entry
+                                    .base_dir
+                                    .join(field(key, "oauth.privateKeyPath")?),
+                                signing_algorithm: written
+                                    .signing_algorithm
+                                    .clone()
+                                    .unwrap_or_else(|| "ES256".into()),
+                            }),
+                            (None, None) => None,
+                        }
+                    }
+                    Grant::JwtBearer => match (&client_secret, &written.idp) {
+                        (Some(secret), Some(idp)) => Some(MachineGrant::JwtBearer {
+                            client_id: client_id.clone().unwrap_or_default(),
+                            client_secret: secret.clone(),
+                            idp_issuer: field(&idp.issuer, "oauth.idp.issuer")?,
+                            idp_token_endpoint: field(
+                                &idp.token_endpoint,
+                                "oauth.idp.tokenEndpoint",
+                            )?,
+                            idp_client_id: field(&idp.client_id, "oauth.idp.clientId")?,
+                            id_token: crate::auth::Secret::new(field(
+                                &idp.id_token,
+                                "oauth.idp.idToken",
+                            )?),
+                        }),
+                        _ => None,
+                    },
+                };
                 Some(OAuthSettings {
-                    client_id: opt(&written.client_id, "oauth.clientId")?,
-                    client_secret: opt(&written.client_secret, "oauth.clientSecret")?
-                        .map(crate::auth::Secret::new),
+                    client_id,
+                    client_secret,
                     scopes: written.scopes,
                     callback_port: written.callback_port,
+                    client_metadata_url: opt(
+                        &written.client_metadata_url,
+                        "oauth.clientMetadataUrl",
+                    )?,
+                    machine,
                 })
             };
             Ok(if kind == "sse" {
@@ -739,6 +935,58 @@ mod tests {
             config: parse_server(&config, "mcpServers.s"),
             raw: config,
             replaced: None,
+        }
+    }
+
+    // SPEC-2: the machine-to-machine grants and CIMD parse; each missing or bad field is named.
+    #[test]
+    fn spec_2_grant_keys_parse_and_bad_ones_name_the_field() {
+        let parse = |oauth: serde_json::Value| {
+            let v = serde_json::json!({"url": "http://x", "oauth": oauth});
+            parse_server(&v, "mcpServers.s").map(|c| c.oauth.unwrap())
+        };
+        let cimd = parse(serde_json::json!({"clientMetadataUrl": "https://c.example/m.json"}));
+        assert_eq!(
+            cimd.unwrap().client_metadata_url.as_deref(),
+            Some("https://c.example/m.json")
+        );
+        let jwt = parse(
+            serde_json::json!({"grant": "client_credentials", "clientId": "m",
+            "privateKeyPath": "k.pem", "signingAlgorithm": "RS256"}),
+        )
+        .unwrap();
+        assert_eq!(jwt.grant, Grant::ClientCredentials);
+        let bearer = parse(serde_json::json!({"grant": "jwt-bearer", "clientId": "m",
+            "clientSecret": "${S}", "idp": {"issuer": "https://i", "tokenEndpoint": "https://i/t",
+            "clientId": "c", "idToken": "${T}"}}))
+        .unwrap();
+        assert_eq!(bearer.grant, Grant::JwtBearer);
+        assert!(!format!("{bearer:?}").contains("${T}"), "id token in Debug");
+        for (oauth, error) in [
+            (
+                serde_json::json!({"grant": "password"}),
+                "mcpServers.s.oauth.grant: unknown grant \"password\" (expected \"authorization_code\", \"client_credentials\" or \"jwt-bearer\")",
+            ),
+            (
+                serde_json::json!({"grant": "client_credentials", "clientSecret": "x"}),
+                "mcpServers.s.oauth.clientId: missing (grant \"client_credentials\" needs it)",
+            ),
+            (
+                serde_json::json!({"grant": "client_credentials", "clientId": "m",
+                    "privateKeyPath": "k", "signingAlgorithm": "HS256"}),
+                "mcpServers.s.oauth.signingAlgorithm: unknown algorithm \"HS256\" (expected one of ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512, EdDSA)",
+            ),
+            (
+                serde_json::json!({"grant": "jwt-bearer", "clientId": "m", "clientSecret": "x"}),
+                "mcpServers.s.oauth.idp: missing (grant \"jwt-bearer\" needs it)",
+            ),
+            (
+                serde_json::json!({"grant": "jwt-bearer", "clientId": "m", "clientSecret": "x",
+                    "idp": {"issuer": "https://i"}}),
+                "mcpServers.s.oauth.idp.tokenEndpoint: missing (the identity provider needs it)",
+            ),
+        ] {
+            assert_eq!(parse(oauth).unwrap_err(), error);
         }
     }
 

@@ -396,16 +396,27 @@ async fn dial_once(
         }
         Transport::Http {
             url,
-            headers,
+            mut headers,
             oauth,
         } => {
+            // SPEC-2: a machine-to-machine grant gets its token here, no browser, no stored
+            // sign-in.
+            if let Some(settings) = &oauth
+                && let Some(grant) = &settings.machine
+            {
+                let token = crate::grant::access_token(&url, grant, &settings.scopes)
+                    .await
+                    .map_err(DialError::MachineGrant)?;
+                headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
+            }
             let signed_in = match &oauth {
+                Some(settings) if settings.machine.is_some() => None,
                 Some(settings) => auth::authorized_client(credentials, &url, settings)
                     .await
                     .map_err(DialError::StoredSignIn)?,
                 None => None,
             };
-            let config = StreamableHttpClientTransportConfig::with_uri(url)
+            let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
                 .custom_headers(header_map(&headers)?);
             let dialing = async {
                 match signed_in {
@@ -424,7 +435,13 @@ async fn dial_once(
             let started = tokio::time::timeout(timeout, dialing)
                 .await
                 .map_err(|_| timed_out(timeout))?
-                .map_err(|e| own_header_rejected(e, oauth.is_none()))?;
+                .map_err(|e| own_header_rejected(e, oauth.is_none()));
+            let started = match started {
+                Err(DialError::InsufficientScope { scopes, .. }) => {
+                    return Err(step_up(credentials, &url, scopes).await);
+                }
+                started => started?,
+            };
             Ok(dialed(started, None, None, tasks))
         }
         Transport::Sse {
@@ -433,6 +450,13 @@ async fn dial_once(
             oauth,
         } => {
             if let Some(settings) = &oauth
+                && let Some(grant) = &settings.machine
+            {
+                let token = crate::grant::access_token(&url, grant, &settings.scopes)
+                    .await
+                    .map_err(DialError::MachineGrant)?;
+                headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
+            } else if let Some(settings) = &oauth
                 && let Some(signed_in) = auth::authorized_client(credentials, &url, settings)
                     .await
                     .map_err(DialError::StoredSignIn)?
@@ -442,7 +466,7 @@ async fn dial_once(
                 let token = signed_in
                     .get_access_token()
                     .await
-                    .map_err(|e| DialError::SignInExpired(e.to_string()))?;
+                    .map_err(|e| DialError::SignInExpired(crate::login::describe(e)))?;
                 headers.push(("Authorization".into(), format!("Bearer {token}")));
             }
             let dialing = async {
@@ -458,6 +482,21 @@ async fn dial_once(
             dialed.dropped = Some(dropped);
             Ok(dialed)
         }
+    }
+}
+
+/// A `403 insufficient_scope`: the missing scopes are kept with the stored sign-in for the next
+/// `login` (SPEC-2), which the error asks for unless step-ups are exhausted.
+pub(crate) async fn step_up(credentials: &Path, url: &str, scopes: Vec<String>) -> DialError {
+    let (path, key, wanted) = (credentials.to_path_buf(), url.to_string(), scopes.clone());
+    let may_help = tokio::task::spawn_blocking(move || auth::record_step_up(&path, &key, &wanted))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or(true);
+    DialError::InsufficientScope {
+        scopes,
+        exhausted: !may_help,
     }
 }
 
@@ -569,17 +608,25 @@ where
         true => crate::listen::open(service.peer(), LISTEN_ACK).await,
         false => None,
     };
-    let tools = service
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| DialError::ListTools(e.to_string()))?;
+    let tools =
+        service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| match crate::error::refusal_of(&e) {
+                Some(refusal) => DialError::refused(refusal),
+                None => DialError::ListTools(crate::error::in_words(&e)),
+            })?;
     Ok((service, instructions, tools, subscription))
 }
 
 /// Why the session could not be opened, in words (SPEC-4): a `-32022` that names the revisions
 /// the server supports becomes [`DialError::UnsupportedVersion`], which the dial retries.
 fn opening_failed(error: ClientInitializeError) -> DialError {
+    // SPEC-4: a 401/403 with its challenge (scopes) is a refusal, named in words.
+    if let Some(refusal) = crate::error::refusal_of(&error) {
+        return DialError::refused(refusal);
+    }
     if error.is_authorization_required() {
         return DialError::Unauthorized;
     }
@@ -609,9 +656,9 @@ fn opening_failed(error: ClientInitializeError) -> DialError {
             supported: server_supported.iter().map(|v| v.to_string()).collect(),
         },
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
-            DialError::Initialize(fallback.to_string())
+            DialError::Initialize(crate::error::in_words(fallback.as_ref()))
         }
-        _ => DialError::Initialize(error.to_string()),
+        _ => DialError::Initialize(crate::error::in_words(&error)),
     }
 }
 

@@ -67,6 +67,15 @@ pub enum Error {
         uri: String,
         reason: String,
     },
+    /// A request was refused for want of a sign-in or of scope (401, 403 insufficient_scope):
+    /// the server is `needs-auth` (SPEC-4); `reason` says why and how to sign in.
+    #[error("MCP server \"{server}\" needs sign-in: {reason}")]
+    NeedsSignIn {
+        server: String,
+        reason: String,
+        /// The scopes a `403 insufficient_scope` named (empty for a 401).
+        scopes: Vec<String>,
+    },
     #[error("tool \"{tool}\" of MCP server \"{server}\" failed: {reason}")]
     ToolCall {
         server: String,
@@ -100,9 +109,20 @@ pub(crate) enum DialError {
     /// The stored sign-in could not give an access token (expired and not refreshable): AUTH-1.
     #[error("the stored sign-in is no longer valid ({0})")]
     SignInExpired(String),
+    /// A machine-to-machine grant (`client_credentials`, `jwt-bearer`) could not get a token.
+    #[error("machine sign-in failed: {0}")]
+    MachineGrant(String),
     /// The remote server answered HTTP 401: `needs-auth`, no retry (AUTH-1).
     #[error("the server answered 401 Unauthorized")]
     Unauthorized,
+    /// The server answered `403` with `error="insufficient_scope"` (SPEC-2, SPEC-4). Signing in
+    /// again asks for the missing scopes, unless that was tried [`crate::auth::MAX_STEP_UPS`]
+    /// times already (`exhausted`).
+    #[error("{}", refusal_words(&Refusal::InsufficientScope(scopes.clone()), *exhausted))]
+    InsufficientScope {
+        scopes: Vec<String>,
+        exhausted: bool,
+    },
     /// The legacy SSE endpoint answered this status (401 is `needs-auth`).
     #[error("sse endpoint returned {0}")]
     SseStatus(http::StatusCode),
@@ -151,19 +171,248 @@ pub(crate) enum DialError {
 }
 
 impl DialError {
+    /// The dial error of a refused request.
+    pub(crate) fn refused(refusal: Refusal) -> DialError {
+        match refusal {
+            Refusal::Unauthorized => DialError::Unauthorized,
+            Refusal::InsufficientScope(scopes) => DialError::InsufficientScope {
+                scopes,
+                exhausted: false,
+            },
+        }
+    }
+
     /// Whether signing in can fix it: the status is `needs-auth` and reconnecting stops (AUTH-1).
     pub(crate) fn needs_auth(&self) -> bool {
         match self {
             DialError::Unauthorized | DialError::SignInExpired(_) => true,
+            DialError::InsufficientScope { exhausted, .. } => !exhausted,
             DialError::SseStatus(status) => *status == http::StatusCode::UNAUTHORIZED,
             _ => false,
         }
     }
 }
 
+/// Why a server refused a request, found in an rmcp error's chain of sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// HTTP 401: no valid token.
+    Unauthorized,
+    /// HTTP 403 `insufficient_scope`, with the scopes the challenge names (may be empty).
+    InsufficientScope(Vec<String>),
+}
+
+/// The refusal (401, 403 insufficient_scope) behind an rmcp error, if that is what it is.
+pub(crate) fn refusal_of(error: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
+    use rmcp::transport::streamable_http_client::{
+        AuthRequiredError, InsufficientScopeError, StreamableHttpError,
+    };
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.downcast_ref::<AuthRequiredError>().is_some() {
+            return Some(Refusal::Unauthorized);
+        }
+        if let Some(e) = error.downcast_ref::<InsufficientScopeError>() {
+            return Some(insufficient(&e.www_authenticate_header));
+        }
+        if let Some(e) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            match e {
+                StreamableHttpError::AuthRequired(_) => return Some(Refusal::Unauthorized),
+                StreamableHttpError::InsufficientScope(e) => {
+                    return Some(insufficient(&e.www_authenticate_header));
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = error.downcast_ref::<rmcp::transport::DynamicTransportError>() {
+            current = Some(e.error.as_ref());
+            continue;
+        }
+        current = error.source();
+    }
+    None
+}
+
+fn insufficient(challenge: &str) -> Refusal {
+    let scopes = challenge_param(challenge, "scope")
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    Refusal::InsufficientScope(scopes)
+}
+
+/// The reason a user sees for a refusal.
+pub(crate) fn refusal_words(refusal: &Refusal, exhausted: bool) -> String {
+    match refusal {
+        Refusal::Unauthorized => "the server answered 401 Unauthorized".into(),
+        Refusal::InsufficientScope(scopes) => {
+            let missing = match scopes.as_slice() {
+                [] => "more scope (it named none)".to_string(),
+                [one] => format!("scope `{one}`"),
+                many => format!("scopes `{}`", many.join(" ")),
+            };
+            let mut words = format!(
+                "the server refused the sign-in's token for want of {missing} (403 insufficient_scope)"
+            );
+            if exhausted {
+                words.push_str(&format!(
+                    "; it kept refusing after {} sign-ins, so signing in again will not help",
+                    crate::auth::MAX_STEP_UPS
+                ));
+            }
+            words
+        }
+    }
+}
+
+/// A parameter of a `WWW-Authenticate` challenge (`scope`, `error`, ...), unquoted.
+pub(crate) fn challenge_param(header: &str, name: &str) -> Option<String> {
+    let mut rest = header;
+    while !rest.is_empty() {
+        let start = rest.find(|c: char| c.is_ascii_alphanumeric() || c == '_')?;
+        rest = &rest[start..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(rest.len());
+        let key = &rest[..end];
+        rest = rest[end..].trim_start();
+        let Some(after) = rest.strip_prefix('=') else {
+            continue;
+        };
+        rest = after.trim_start();
+        let value = if let Some(quoted) = rest.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut consumed = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, next)) = chars.next() {
+                            value.push(next);
+                        }
+                    }
+                    '"' => {
+                        consumed = i + 1;
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            rest = &quoted[consumed..];
+            value
+        } else {
+            let end = rest.find([',', ' ']).unwrap_or(rest.len());
+            let value = rest[..end].to_string();
+            rest = &rest[end..];
+            value
+        };
+        if key.eq_ignore_ascii_case(name) {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// An rmcp error as a user reads it (SPEC-4): the cause in words, never a Rust type name
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>] error: …`) or a `Debug` dump.
+pub(crate) fn in_words(error: &(dyn std::error::Error + 'static)) -> String {
+    use rmcp::service::ServiceError;
+    if let Some(refusal) = refusal_of(error) {
+        return refusal_words(&refusal, false);
+    }
+    if let Some(e) = error.downcast_ref::<ServiceError>() {
+        return match e {
+            ServiceError::McpError(e) => {
+                format!("the server answered error {}: {}", e.code.0, e.message)
+            }
+            ServiceError::TransportSend(e) => {
+                format!(
+                    "the request could not be sent: {}",
+                    in_words(e.error.as_ref())
+                )
+            }
+            ServiceError::TransportClosed => "the connection to the server is closed".into(),
+            ServiceError::UnexpectedResponse => "the server sent an unexpected response".into(),
+            other => lowercase_first(&other.to_string()),
+        };
+    }
+    if let Some(e) = error.downcast_ref::<rmcp::transport::DynamicTransportError>() {
+        return in_words(e.error.as_ref());
+    }
+    if let Some(e) = error.downcast_ref::<reqwest::Error>() {
+        return lowercase_first(&e.to_string());
+    }
+    let text = error.to_string();
+    // A type name in a message of a layer we do not know: keep the words after it.
+    match text.find("] error: ") {
+        Some(at) if text[..at].contains("::") => lowercase_first(&text[at + 9..]),
+        _ => lowercase_first(&text),
+    }
+}
+
+/// Lower-cases the first letter unless it starts an acronym (`HTTP`, `SSE`).
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    let acronym = text.chars().nth(1).is_some_and(char::is_uppercase);
+    match chars.next() {
+        Some(first) if !acronym => first.to_lowercase().chain(chars).collect(),
+        _ => text.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // SPEC-4: a challenge's parameters are read whatever their order and quoting.
+    #[test]
+    fn spec_4_challenge_params_are_read() {
+        let header =
+            r#"Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x/y""#;
+        assert_eq!(challenge_param(header, "scope").as_deref(), Some("a b"));
+        assert_eq!(
+            challenge_param(header, "error").as_deref(),
+            Some("insufficient_scope")
+        );
+        assert_eq!(
+            challenge_param("Bearer realm=x, scope=read", "scope").as_deref(),
+            Some("read")
+        );
+        assert_eq!(challenge_param("Bearer", "scope"), None);
+    }
+
+    // SPEC-4: a transport error of rmcp reads in words, without its Rust type name.
+    #[test]
+    fn spec_4_transport_errors_read_without_type_names() {
+        use rmcp::transport::streamable_http_client::{
+            InsufficientScopeError, StreamableHttpError,
+        };
+        let inner: StreamableHttpError<reqwest::Error> =
+            StreamableHttpError::InsufficientScope(InsufficientScopeError::new(
+                r#"Bearer error="insufficient_scope", scope="w""#.into(),
+                None,
+            ));
+        let error =
+            rmcp::ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
+                "rmcp::transport::worker::WorkerTransport<X>",
+                std::any::TypeId::of::<u8>(),
+                Box::new(inner),
+            ));
+        assert!(
+            error.to_string().contains("WorkerTransport"),
+            "rmcp's own text"
+        );
+        assert_eq!(
+            refusal_of(&error),
+            Some(Refusal::InsufficientScope(vec!["w".into()]))
+        );
+        let words = in_words(&error);
+        assert_eq!(
+            words,
+            "the server refused the sign-in's token for want of scope `w` (403 insufficient_scope)"
+        );
+        let closed = rmcp::ServiceError::TransportClosed;
+        assert_eq!(in_words(&closed), "the connection to the server is closed");
+    }
 
     /// The reasons users see (snapshots, the CLI, tests of every layer) are the ones the dial
     /// reported as strings before the enum, byte for byte.

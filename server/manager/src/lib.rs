@@ -9,6 +9,7 @@ mod connection;
 pub mod elicitation;
 mod error;
 mod files;
+mod grant;
 mod headers;
 pub mod icons;
 pub mod inert;

@@ -130,7 +130,7 @@ pub(crate) async fn call(
         let handle = peer
             .send_request_with_option(request, options)
             .await
-            .map_err(|e| failed(e.to_string()))?;
+            .map_err(|e| request_failed(&e, server, failed))?;
         let (id, token) = (handle.id.clone(), handle.progress_token.clone());
         if let Some(sink) = &hooks.progress {
             routes.insert(token.clone(), sink.clone());
@@ -173,8 +173,28 @@ pub(crate) async fn call(
                 let outcome = crate::elicitation::ask_required_pages(elicitation, &error).await;
                 Err(failed(outcome))
             }
-            Err(e) => Err(failed(e.to_string())),
+            Err(e) => Err(request_failed(&e, server, failed)),
         };
+    }
+}
+
+/// A failed request in words; a 401 or 403 `insufficient_scope` is [`Error::NeedsSignIn`]
+/// (SPEC-4).
+fn request_failed(
+    error: &ServiceError,
+    server: &str,
+    failed: impl FnOnce(String) -> Error,
+) -> Error {
+    match crate::error::refusal_of(error) {
+        Some(refusal) => Error::NeedsSignIn {
+            server: server.to_string(),
+            reason: crate::error::refusal_words(&refusal, false),
+            scopes: match refusal {
+                crate::error::Refusal::InsufficientScope(scopes) => scopes,
+                crate::error::Refusal::Unauthorized => Vec::new(),
+            },
+        },
+        None => failed(crate::error::in_words(error)),
     }
 }
 

@@ -57,6 +57,10 @@ pub(crate) async fn sign_in(
     timeout: Duration,
     (tasks, stop): (&TaskTracker, &CancellationToken),
 ) -> Result<(), String> {
+    // Machine-to-machine grants need no browser: the dial gets the token (SPEC-2).
+    if settings.machine.is_some() {
+        return Ok(());
+    }
     let key = auth::canonical_url(url)?;
     let previous = {
         let (path, key) = (path.to_path_buf(), key.clone());
@@ -73,16 +77,28 @@ pub(crate) async fn sign_in(
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await
         .map_err(describe)?;
-    if !resolution.source.is_discovered() {
-        return Err("the server publishes no OAuth metadata (neither protected-resource metadata, RFC 9728, nor authorization-server metadata, RFC 8414)".into());
+    let mut metadata = resolution.metadata;
+    let fallback = !resolution.source.is_discovered();
+    let explain = |reason: String| match fallback {
+        true => format!(
+            "the server publishes no OAuth metadata (neither RFC 9728 nor RFC 8414), and its default endpoints (MCP 2025-03-26: /authorize, /token, /register at its origin) failed: {reason}"
+        ),
+        false => reason,
+    };
+    if fallback {
+        // MCP 2025-03-26: without metadata, the default endpoints at the server's origin, with
+        // PKCE (S256) required of the client.
+        metadata.code_challenge_methods_supported = Some(vec!["S256".into()]);
     }
-    let metadata = resolution.metadata;
     check_metadata(&metadata)?;
     manager.set_metadata(metadata.clone());
 
-    // A client registered by an earlier sign-in is reused with its redirect URI (AUTH-3).
+    // A client registered by an earlier sign-in is reused with its redirect URI (AUTH-3), and
+    // only at the authorization server it was registered at.
     let reuse = match (&settings.client_id, &previous) {
-        (None, Some(record)) => Some(record),
+        (None, Some(record)) if same_authorization_server(&record.metadata, &metadata) => {
+            Some(record)
+        }
         _ => None,
     };
     let wanted_port = reuse
@@ -101,8 +117,41 @@ pub(crate) async fn sign_in(
     if let Some(challenge) = &challenge {
         request = request.with_challenge(challenge);
     }
-    if !settings.scopes.is_empty() {
-        request = request.with_scopes(settings.scopes.iter().cloned());
+    // A step-up (a 403 insufficient_scope since the last sign-in) asks for the scopes granted
+    // so far and the new ones together (SPEC-2).
+    let step_up = previous
+        .as_ref()
+        .filter(|record| !record.pending_scopes.is_empty());
+    if let Some(record) = step_up
+        && record.step_ups >= auth::MAX_STEP_UPS
+    {
+        return Err(format!(
+            "the server still refused after {} sign-ins for more scope ({}); signing in again will not help",
+            record.step_ups,
+            record.pending_scopes.join(" ")
+        ));
+    }
+    let mut scopes = settings.scopes.clone();
+    if let Some(record) = step_up {
+        if scopes.is_empty() {
+            scopes = challenge_scopes(challenge.as_deref());
+        }
+        for scope in record
+            .credentials
+            .granted_scopes
+            .iter()
+            .chain(&record.pending_scopes)
+        {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+    }
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
+    }
+    if let Some(document) = &settings.client_metadata_url {
+        request = request.with_client_metadata_url(document);
     }
     let client_id = settings.client_id.clone().or_else(|| {
         reuse
@@ -117,7 +166,7 @@ pub(crate) async fn sign_in(
     }
     let session = AuthorizationSession::new(manager, request)
         .await
-        .map_err(|(_, e)| describe(e))?;
+        .map_err(|(_, e)| explain(describe(e)))?;
     let auth_url = session.get_authorization_url().to_string();
     let state = url::Url::parse(&auth_url)
         .ok()
@@ -143,7 +192,7 @@ pub(crate) async fn sign_in(
             () = opening => waiting.await,
         }
     };
-    let code = code.map_err(|_| {
+    let callback = code.map_err(|_| {
         format!(
             "no answer from the browser within {} s; sign-in abandoned",
             timeout.as_secs()
@@ -153,10 +202,10 @@ pub(crate) async fn sign_in(
     // rmcp logs the authorization code at debug level ("start exchange code for token"): the
     // exchange runs with logging off so no `WAVE_LOG` level shows it (AUTH-6).
     session
-        .handle_callback(code.expose(), &state)
+        .handle_callback_with_issuer(callback.code.expose(), &state, callback.iss.as_deref())
         .with_subscriber(tracing::subscriber::NoSubscriber::default())
         .await
-        .map_err(describe)?;
+        .map_err(|e| explain(describe(e)))?;
     let credentials = tokens
         .load()
         .await
@@ -167,6 +216,8 @@ pub(crate) async fn sign_in(
         metadata,
         redirect_uri,
         client_secret: None,
+        pending_scopes: Vec::new(),
+        step_ups: step_up.map_or(0, |record| record.step_ups + 1),
     };
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
@@ -176,34 +227,55 @@ pub(crate) async fn sign_in(
     .map_err(|e| e.to_string())?
 }
 
-/// The `WWW-Authenticate` header of the server's answer to an unauthenticated `initialize`, if
-/// it is a 401: it names the protected-resource metadata and the scopes (RFC 9728 §5.1).
+/// The `WWW-Authenticate` header of the server's 401 to an unauthenticated `initialize`, or,
+/// where `initialize` is open, to a `tools/list` after it: it names the protected-resource
+/// metadata and the scopes (RFC 9728 §5.1).
 async fn challenge_of(url: &str) -> Option<String> {
-    let body = serde_json::json!({
+    let http = reqwest::Client::new();
+    let post = |body: serde_json::Value, session: Option<&str>| {
+        let mut request = http
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .timeout(Duration::from_secs(30));
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        request.send()
+    };
+    let challenge = |response: &reqwest::Response| {
+        (response.status() == reqwest::StatusCode::UNAUTHORIZED)
+            .then(|| response.headers().get(reqwest::header::WWW_AUTHENTICATE))
+            .flatten()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": { "name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION") }
         }
     });
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .timeout(Duration::from_secs(30))
-        .send()
-        .await
-        .ok()?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+    let response = post(initialize, None).await.ok()?;
+    if let Some(found) = challenge(&response) {
+        return Some(found);
+    }
+    if !response.status().is_success() {
         return None;
     }
-    response
+    let session = response
         .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)?
-        .to_str()
-        .ok()
-        .map(str::to_string)
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    drop(response);
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let response = post(list, session.as_deref()).await.ok()?;
+    challenge(&response)
 }
 
 /// What the MCP authorization spec requires of the authorization server before a browser opens:
@@ -235,7 +307,7 @@ fn check_metadata(metadata: &AuthorizationMetadata) -> Result<(), String> {
     Ok(())
 }
 
-fn is_loopback(url: &url::Url) -> bool {
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(host)) => host.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
@@ -268,7 +340,7 @@ async fn bind_callback(port: Option<u16>, required: bool) -> Result<TcpListener,
 /// `error`, a wrong `state` or no `code` ends the sign-in with that cause. Connections are
 /// served side by side, so one that sends nothing (a browser's preconnect) never holds up the
 /// redirect.
-async fn wait_for_code(listener: &TcpListener, state: &str) -> Result<auth::Secret, String> {
+async fn wait_for_code(listener: &TcpListener, state: &str) -> Result<Callback, String> {
     let mut serving = futures::stream::FuturesUnordered::new();
     loop {
         tokio::select! {
@@ -287,10 +359,7 @@ async fn wait_for_code(listener: &TcpListener, state: &str) -> Result<auth::Secr
 }
 
 /// One connection to the callback server: `None` when it was not the callback.
-async fn serve_callback(
-    mut stream: TcpStream,
-    state: &str,
-) -> Option<Result<auth::Secret, String>> {
+async fn serve_callback(mut stream: TcpStream, state: &str) -> Option<Result<Callback, String>> {
     let target = match tokio::time::timeout(REQUEST_READ_TIMEOUT, request_target(&mut stream)).await
     {
         Ok(Some(target)) => target,
@@ -326,7 +395,11 @@ async fn serve_callback(
                 .to_string(),
         ),
         (None, _, None) => Err("the browser's callback carried no authorization code".into()),
-        (None, _, Some(code)) => Ok(auth::Secret::new(code)),
+        // RFC 9207: `iss` is passed on to be checked against the authorization server.
+        (None, _, Some(code)) => Ok(Callback {
+            code: auth::Secret::new(code),
+            iss: param("iss"),
+        }),
     };
     match &outcome {
         Ok(_) => {
@@ -340,6 +413,32 @@ async fn serve_callback(
         Err(reason) => respond(&mut stream, "400 Bad Request", reason).await,
     }
     Some(outcome)
+}
+
+/// What the browser's callback carried: the code and, where sent, the issuer (RFC 9207).
+struct Callback {
+    code: auth::Secret,
+    iss: Option<String>,
+}
+
+/// Whether two metadata documents are of one authorization server (its issuer, else its
+/// endpoints): a registered client id is only valid at the server that issued it.
+fn same_authorization_server(a: &AuthorizationMetadata, b: &AuthorizationMetadata) -> bool {
+    match (&a.issuer, &b.issuer) {
+        (Some(x), Some(y)) => x == y && a.token_endpoint == b.token_endpoint,
+        _ => {
+            a.token_endpoint == b.token_endpoint
+                && a.authorization_endpoint == b.authorization_endpoint
+        }
+    }
+}
+
+/// The `scope` of a `WWW-Authenticate` challenge, split.
+fn challenge_scopes(challenge: Option<&str>) -> Vec<String> {
+    challenge
+        .and_then(|c| crate::error::challenge_param(c, "scope"))
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// The request target of an HTTP `GET`, read up to the end of the request line.
@@ -489,7 +588,7 @@ pub(crate) async fn revoke(record: &Record) {
 }
 
 /// rmcp's errors as one line; they never carry token values.
-fn describe(error: AuthError) -> String {
+pub(crate) fn describe(error: AuthError) -> String {
     match error {
         AuthError::PkceUnsupported => {
             "the authorization server does not offer PKCE with S256, which MCP sign-in requires"

@@ -604,13 +604,65 @@ impl McpManager {
             tool: &tool,
             timeout,
         };
-        let result = crate::live::call(target, params, hooks).await?;
-        Ok(crate::output::checked(
-            output.as_deref(),
-            &server,
-            &tool,
-            result,
-        ))
+        match crate::live::call(target, params, hooks).await {
+            Err(Error::NeedsSignIn { server, scopes, .. }) => {
+                Err(self.refused(&server, scopes).await)
+            }
+            // SRV-4: a result that breaks the tool's output schema is an error result.
+            Ok(result) => Ok(crate::output::checked(
+                output.as_deref(),
+                &server,
+                &tool,
+                result,
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A call refused with 401 or 403 `insufficient_scope` (SPEC-2, SPEC-4): the error says the
+    /// server needs sign-in and why (a step-up's scopes kept for the next `login`, which
+    /// reconnects the live connection), or that signing in will not help once sign-ins for more
+    /// scope were tried [`auth::MAX_STEP_UPS`] times. The connection stays up for other tools.
+    async fn refused(&self, server: &str, scopes: Vec<String>) -> Error {
+        let entry = {
+            let state = self.shared.lock();
+            state
+                .index_of(server)
+                .ok()
+                .map(|i| state.slots[i].entry.clone())
+        };
+        let env = |var: &str| std::env::var(var).ok();
+        let url = entry
+            .and_then(|entry| config::resolve(&entry, &self.shared.workdir, &env).ok())
+            .and_then(|t| t.remote().map(|(url, _)| url.to_string()));
+        let error = match (url, scopes.is_empty()) {
+            (Some(url), false) => {
+                crate::connection::step_up(&self.shared.credentials_path, &url, scopes).await
+            }
+            (_, false) => crate::error::DialError::InsufficientScope {
+                scopes,
+                exhausted: false,
+            },
+            (_, true) => crate::error::DialError::Unauthorized,
+        };
+        let needs_auth = error.needs_auth();
+        let reason = match needs_auth {
+            true => format!(
+                "{error}; sign in with `wave-mcp login {server}` or \"Sign in\" on the settings page"
+            ),
+            false => error.to_string(),
+        };
+        match needs_auth {
+            true => Error::NeedsSignIn {
+                server: server.to_string(),
+                reason,
+                scopes: Vec::new(),
+            },
+            false => Error::Connect {
+                server: server.to_string(),
+                reason,
+            },
+        }
     }
 
     /// The reason a server is in `error`, if it is.

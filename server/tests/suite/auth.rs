@@ -337,3 +337,252 @@ async fn auth7_own_authorization_header_never_starts_oauth() {
     assert!(!credentials_file(&sandbox).exists());
     drop(sdk);
 }
+
+// ---- SPEC-2, SPEC-4 against our own authorization server (suite/oauth_fixture.rs) ----------
+
+use super::oauth_fixture::{Fixture, Iss, Options};
+
+fn fixture_project(sandbox: &Sandbox, fixture: &Fixture, oauth: Option<Value>) {
+    let mut entry = json!({ "type": "http", "url": fixture.url() });
+    if let Some(oauth) = oauth {
+        entry["oauth"] = oauth;
+    }
+    sandbox.write_project(json!({ "s": entry }));
+}
+
+fn login_s(sandbox: &Sandbox) -> std::process::Output {
+    let browser = browser(sandbox, true);
+    cli(
+        sandbox,
+        &["login", "s"],
+        &[("BROWSER", &browser), ("WAVE_LOGIN_TIMEOUT_SECS", "20")],
+    )
+}
+
+/// SPEC-4: no Rust type name, no Debug dump in what the user reads.
+fn assert_in_words(out: &str) {
+    for bad in ["rmcp::", "WorkerTransport", "Transport [", "Some(", "{ "] {
+        assert!(!out.contains(bad), "{bad:?} in: {out}");
+    }
+}
+
+/// SPEC-2 (RFC 9207), an attack: the authorization response carries another issuer's `iss`
+/// (a mix-up). The code is never exchanged, no token is stored, and the error says why.
+#[tokio::test]
+async fn spec_2_a_callback_with_a_forged_iss_yields_no_token() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options {
+        iss: Iss::Forged,
+        ..Options::default()
+    });
+    fixture_project(&sandbox, &fixture, None);
+    let output = login_s(&sandbox);
+    let out = text(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(out.contains("sign-in to MCP server \"s\" failed"), "{out}");
+    assert!(
+        out.contains("attacker.example"),
+        "names the wrong issuer: {out}"
+    );
+    assert!(
+        fixture.requests_to("/token").is_empty(),
+        "the code was exchanged"
+    );
+    assert!(!credentials_file(&sandbox).exists(), "a token was stored");
+    assert_in_words(&out);
+}
+
+/// SPEC-2 (RFC 9207): the right `iss` is accepted (it is checked, not merely tolerated: the
+/// forged case above fails on the same server).
+#[tokio::test]
+async fn spec_2_a_callback_with_the_right_iss_signs_in() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options {
+        iss: Iss::Right,
+        ..Options::default()
+    });
+    fixture_project(&sandbox, &fixture, None);
+    let output = login_s(&sandbox);
+    assert!(output.status.success(), "{}", text(&output));
+    let call = cli(&sandbox, &["call", "s", "write_note", "{}"], &[]);
+    assert!(call.status.success(), "{}", text(&call));
+}
+
+/// SPEC-2, SPEC-4: a `403 insufficient_scope` on a call names the missing scope and asks for
+/// sign-in; the next `login` requests the union of the granted and the new scopes; then the
+/// call works. Sign-ins stop being offered after 3 step-ups of a server that keeps refusing.
+#[tokio::test]
+async fn spec_2_spec_4_step_up_names_the_scope_and_login_asks_for_the_union() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options {
+        call_scope: Some("write"),
+        ..Options::default()
+    });
+    fixture_project(&sandbox, &fixture, None);
+    assert!(login_s(&sandbox).status.success());
+    let first = fixture.requests_to("/authorize");
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].query["scope"], "basic");
+
+    let refused = cli(&sandbox, &["call", "s", "write_note", "{}"], &[]);
+    let out = text(&refused);
+    assert!(!refused.status.success(), "{out}");
+    assert!(out.contains("MCP server \"s\" needs sign-in"), "{out}");
+    assert!(out.contains("`basic write`"), "names the scopes: {out}");
+    assert!(out.contains("insufficient_scope"), "{out}");
+    assert!(out.contains("wave-mcp login s"), "{out}");
+    assert_in_words(&out);
+
+    assert!(login_s(&sandbox).status.success());
+    let second = fixture.requests_to("/authorize");
+    assert_eq!(second.len(), 2);
+    let mut asked: Vec<&str> = second[1].query["scope"].split(' ').collect();
+    asked.sort_unstable();
+    assert_eq!(asked, ["basic", "write"]);
+    let call = cli(&sandbox, &["call", "s", "write_note", "{}"], &[]);
+    assert!(call.status.success(), "{}", text(&call));
+    assert!(
+        text(&call).contains("noted with basic write"),
+        "{}",
+        text(&call)
+    );
+}
+
+/// SPEC-2: a server that refuses every token with 403 is not an endless sign-in loop: after 3
+/// step-up sign-ins, the error says signing in again will not help and `login` refuses.
+#[tokio::test]
+async fn spec_2_step_up_stops_after_three_sign_ins() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options {
+        always_refuse: true,
+        ..Options::default()
+    });
+    fixture_project(&sandbox, &fixture, None);
+    assert!(login_s(&sandbox).status.success());
+    let mut last = String::new();
+    for _ in 0..6 {
+        let call = cli(&sandbox, &["call", "s", "write_note", "{}"], &[]);
+        last = text(&call);
+        assert!(!call.status.success(), "{last}");
+        if !last.contains("wave-mcp login s") {
+            break;
+        }
+        // The login's own connect succeeds (tools/list is allowed): it signs in.
+        assert!(login_s(&sandbox).status.success());
+    }
+    assert!(last.contains("signing in again will not help"), "{last}");
+    assert!(
+        fixture.requests_to("/authorize").len() <= 4,
+        "one first sign-in and at most 3 step-ups"
+    );
+    let again = login_s(&sandbox);
+    assert!(!again.status.success());
+    assert!(text(&again).contains("will not help"), "{}", text(&again));
+    assert_in_words(&text(&again));
+}
+
+/// SPEC-2: the 2025-03-26 layout, done right (the case the conformance suite's 0.1.16 mock gets
+/// wrong, docs/performance.md): no protected-resource metadata, RFC 8414 metadata at the root
+/// with the bare origin as issuer and endpoints under `/oauth`. The advertised endpoints are
+/// used, not the defaults.
+#[tokio::test]
+async fn spec_2_2025_03_26_metadata_at_the_root_is_used() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options {
+        march_2025: true,
+        ..Options::default()
+    });
+    fixture_project(&sandbox, &fixture, None);
+    let output = login_s(&sandbox);
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(fixture.requests_to("/oauth/register").len(), 1);
+    assert_eq!(fixture.requests_to("/oauth/authorize").len(), 1);
+    assert_eq!(fixture.requests_to("/oauth/token").len(), 1);
+    assert!(fixture.requests_to("/authorize").is_empty());
+    let call = cli(&sandbox, &["call", "s", "write_note", "{}"], &[]);
+    assert!(call.status.success(), "{}", text(&call));
+}
+
+/// SPEC-2: `client_credentials` with a client secret: no `login`, no browser; the dial gets the
+/// token itself (client_secret_basic) and nothing is written to the credential file.
+#[tokio::test]
+async fn spec_2_client_credentials_dial_gets_its_token_without_a_browser() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options::default());
+    fixture_project(
+        &sandbox,
+        &fixture,
+        Some(
+            json!({ "grant": "client_credentials", "clientId": "machine", "clientSecret": "s3cret" }),
+        ),
+    );
+    let call = cli(&sandbox, &["call", "s", "write_note", "{}"], &[]);
+    let out = text(&call);
+    assert!(call.status.success(), "{out}");
+    let tokens = fixture.requests_to("/token");
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].form()["grant_type"], "client_credentials");
+    let basic = tokens[0].headers["authorization"].clone();
+    assert!(basic.starts_with("Basic "), "{basic}");
+    assert!(
+        fixture.requests_to("/authorize").is_empty(),
+        "no browser flow"
+    );
+    assert!(!credentials_file(&sandbox).exists());
+    assert!(!out.contains("s3cret"), "the secret leaked: {out}");
+}
+
+/// SPEC-2: a bad `oauth` object is an error naming the server's field in words.
+#[tokio::test]
+async fn spec_2_a_machine_grant_without_its_secret_names_the_field() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options::default());
+    fixture_project(
+        &sandbox,
+        &fixture,
+        Some(json!({ "grant": "client_credentials", "clientId": "machine" })),
+    );
+    let output = cli(&sandbox, &["tools", "s"], &[]);
+    let out = text(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("mcpServers.s.oauth: grant \"client_credentials\" needs `clientSecret` or `privateKeyPath`"),
+        "{out}"
+    );
+    assert!(out.contains(".mcp.json"), "names the file: {out}");
+}
+
+/// SPEC-2: a registered client id is reused by a later sign-in at the same authorization
+/// server, and never presented to another one: when the server's authorization server is not
+/// the one the stored client was registered at, sign-in registers anew.
+#[tokio::test]
+async fn spec_2_a_registered_client_is_reused_only_at_its_authorization_server() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options::default());
+    fixture_project(&sandbox, &fixture, None);
+    assert!(login_s(&sandbox).status.success());
+    assert!(login_s(&sandbox).status.success());
+    assert_eq!(
+        fixture.requests_to("/register").len(),
+        1,
+        "the second sign-in reuses the client"
+    );
+    // The stored client now says it was registered at another authorization server.
+    let path = credentials_file(&sandbox);
+    let mut stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let record = stored["servers"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .next()
+        .unwrap();
+    record["metadata"]["issuer"] = json!("https://other-as.example");
+    record["metadata"]["token_endpoint"] = json!("https://other-as.example/token");
+    std::fs::write(&path, serde_json::to_vec(&stored).unwrap()).unwrap();
+    assert!(login_s(&sandbox).status.success());
+    assert_eq!(
+        fixture.requests_to("/register").len(),
+        2,
+        "a client of another authorization server is not presented here"
+    );
+}

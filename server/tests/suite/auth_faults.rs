@@ -479,7 +479,8 @@ fn peer_present() -> bool {
     peer().is_some()
 }
 
-/// AUTH-8: no OAuth metadata at all (neither RFC 9728 nor RFC 8414): no browser.
+/// AUTH-8: no OAuth metadata at all (neither RFC 9728 nor RFC 8414) and no default endpoints
+/// (SPEC-2: the 2025-03-26 `/register` at the server's origin is tried and fails): no browser.
 #[tokio::test]
 async fn auth8_no_metadata_fails_naming_the_server_and_keeps_credentials() {
     if !peer_present() {

@@ -12,6 +12,7 @@ mod hardening;
 mod inert;
 mod lifecycle;
 mod lsp;
+mod oauth_fixture;
 mod peers;
 mod prompts;
 mod reap;

@@ -402,7 +402,7 @@ impl McpManager {
                     params.request_state = retry.request_state;
                 }
                 Ok(Ok(_)) => return Err(failed("unexpected response to prompts/get".into())),
-                Ok(Err(e)) => return Err(failed(e.to_string())),
+                Ok(Err(e)) => return Err(failed(crate::error::in_words(&e))),
                 Err(_) => {
                     return Err(failed(format!(
                         "timed out after {} ms",
@@ -436,7 +436,7 @@ impl McpManager {
                     params.request_state = retry.request_state;
                 }
                 Ok(Ok(_)) => return Err(failed("unexpected response to resources/read".into())),
-                Ok(Err(e)) => return Err(failed(e.to_string())),
+                Ok(Err(e)) => return Err(failed(crate::error::in_words(&e))),
                 Err(_) => {
                     return Err(failed(format!(
                         "timed out after {} ms",
