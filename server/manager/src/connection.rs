@@ -655,6 +655,19 @@ fn opening_failed(error: ClientInitializeError) -> DialError {
             message: "server/discover offers no 2026-07-28".into(),
             supported: server_supported.iter().map(|v| v.to_string()).collect(),
         },
+        // A 2025 server that answers any method it does not know with an empty result (the
+        // official conformance suite's servers do): `server/discover` got no description of
+        // the server, so it is taken as a server of the 2025 revisions and dialed with
+        // `initialize`. (After an `initialize` that got no result, the retry finds nothing new
+        // to try and this error stands.)
+        ClientInitializeError::ExpectedInitResult(_) => DialError::UnsupportedVersion {
+            message: "its answer was not the result of that request".into(),
+            supported: PROTOCOL_VERSIONS
+                .iter()
+                .filter(|v| v.has_initialize())
+                .map(|v| v.to_string())
+                .collect(),
+        },
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
             DialError::Initialize(crate::error::in_words(fallback.as_ref()))
         }

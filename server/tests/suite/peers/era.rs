@@ -513,3 +513,35 @@ async fn spec_1_a_probe_that_times_out_is_paid_once_per_config() {
     later.cleanup().await;
     assert_eq!(probes_seen(), 1, "the remembered revision skips the probe");
 }
+
+// SPEC-1: a 2025 server that answers `server/discover` — a method it does not know — with an
+// empty result (hand-written servers do; so do the conformance suite's mocks) is dialed again
+// with `initialize` and works; `initialize` offers 2025-11-25, never 2026-07-28.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_1_a_server_answering_discover_with_an_empty_result_falls_back() {
+    let Some(python) = super::python() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let methods = sandbox.root.join("lax-methods.txt");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/lax_2025.py");
+    let (var, value) = marker_env(&sandbox);
+    let entry = json!({ "command": python, "args": [script, methods], "env": { var: value } });
+    let manager = manager_with(&sandbox, "lax", entry);
+    manager.connect("lax").await.expect("connect");
+    assert_eq!(
+        server(&manager, "lax").protocol_version.as_deref(),
+        Some("2025-06-18")
+    );
+    let result = manager
+        .call_tool("mcp__lax__echo", args(json!({ "text": "hi" })))
+        .await
+        .expect("call");
+    assert_eq!(result_text(&result), "hi");
+    manager.cleanup().await;
+    let seen = std::fs::read_to_string(&methods).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(seen[0], "server/discover", "{seen:?}");
+    assert!(seen.contains(&"initialize"), "{seen:?}");
+    assert!(super::marked_processes(&sandbox).is_empty());
+}
