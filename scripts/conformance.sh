@@ -10,7 +10,7 @@
 #
 # Skipped, the only one: auth/2025-03-26-oauth-metadata-backcompat, whose 0.1.x mock breaks
 # RFC 8414 §3.3 (docs/performance.md, "Conformance"); a test of our own covers the behaviour
-# (suite::auth::spec_2_2025_03_26_metadata_at_root_with_path_issuer).
+# (suite::auth::spec_2_2025_03_26_metadata_at_the_root_is_used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
