@@ -84,6 +84,8 @@ data class McpServerView(
     val approval: ServerApproval? = null,
     /** The server's icons a page may show (SRV-4). */
     val icons: List<IconView> = emptyList(),
+    /** The MCP revision negotiated (`2026-07-28`, `2025-11-25`, ...), or the last one when not connected (SPEC-1). */
+    val protocolVersion: String? = null,
 )
 
 /** One project server waiting for the user's approval, exactly as written (TRUST-3). */
