@@ -401,14 +401,7 @@ async fn dial_once(
         } => {
             // SPEC-2: a machine-to-machine grant gets its token here, no browser, no stored
             // sign-in.
-            if let Some(settings) = &oauth
-                && let Some(grant) = &settings.machine
-            {
-                let token = crate::grant::access_token(&url, grant, &settings.scopes)
-                    .await
-                    .map_err(DialError::MachineGrant)?;
-                headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
-            }
+            machine_grant(&url, oauth.as_ref(), &mut headers).await?;
             let signed_in = match &oauth {
                 Some(settings) if settings.machine.is_some() => None,
                 Some(settings) => auth::authorized_client(credentials, &url, settings)
@@ -449,14 +442,9 @@ async fn dial_once(
             mut headers,
             oauth,
         } => {
-            if let Some(settings) = &oauth
-                && let Some(grant) = &settings.machine
-            {
-                let token = crate::grant::access_token(&url, grant, &settings.scopes)
-                    .await
-                    .map_err(DialError::MachineGrant)?;
-                headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
-            } else if let Some(settings) = &oauth
+            let machine = machine_grant(&url, oauth.as_ref(), &mut headers).await?;
+            if !machine
+                && let Some(settings) = &oauth
                 && let Some(signed_in) = auth::authorized_client(credentials, &url, settings)
                     .await
                     .map_err(DialError::StoredSignIn)?
@@ -686,6 +674,23 @@ fn supported_versions(error: &ErrorData) -> Option<Vec<String>> {
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect(),
     )
+}
+
+/// SPEC-2: with a machine-to-machine grant, its access token (fetched now, never stored) as the
+/// `Authorization` header; whether the entry has one.
+async fn machine_grant(
+    url: &str,
+    oauth: Option<&crate::config::OAuthSettings>,
+    headers: &mut Vec<(String, String)>,
+) -> Result<bool, DialError> {
+    let Some((settings, grant)) = oauth.and_then(|s| Some((s, s.machine.as_ref()?))) else {
+        return Ok(false);
+    };
+    let token = crate::grant::access_token(url, grant, &settings.scopes)
+        .await
+        .map_err(DialError::MachineGrant)?;
+    headers.push(("Authorization".into(), format!("Bearer {}", token.expose())));
+    Ok(true)
 }
 
 fn timed_out(timeout: Duration) -> DialError {
