@@ -9,9 +9,10 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   closeWorkbench,
+  explainFailure,
   approveProject,
   hasWebviewFrame,
   installExtension,
@@ -61,6 +62,7 @@ before(async () => {
   ({ server, browser, page } = await openWorkbench(sb));
 });
 
+afterEach((t) => explainFailure(t, sb, page));
 after(() => closeWorkbench(sb, { browser, server, model }));
 
 describe("elicitation in a real VS Code (code-server)", () => {

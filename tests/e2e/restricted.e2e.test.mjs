@@ -9,9 +9,10 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   closeWorkbench,
+  explainFailure,
   installExtension,
   makeSandbox,
   openWorkbench,
@@ -50,6 +51,7 @@ before(async () => {
   ({ server, browser, page } = await openWorkbench(sb, { workspaceTrust: true }));
 });
 
+afterEach((t) => explainFailure(t, sb, page));
 after(() => closeWorkbench(sb, { browser, server, model }));
 
 describe("Restricted Mode in a real VS Code (code-server)", () => {

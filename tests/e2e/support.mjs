@@ -299,6 +299,36 @@ export async function closeWorkbench(sb, { browser, server, model } = {}) {
   if (process.env.WAVE_KEEP_SANDBOX !== "1") fs.rmSync(sb.root, { recursive: true, force: true });
 }
 
+/**
+ * For an `afterEach` hook: when the test just failed, prints what the user would have seen
+ * (the text of every Wave page showing) and the tail of the extension's "Wave" output channel,
+ * where the sidecar's errors and turn failures land; CI keeps nothing else of a failed run.
+ */
+export async function explainFailure(t, sb, page) {
+  if (t.passed !== false) return;
+  for (const frame of page?.frames() ?? []) {
+    if (frame.isDetached()) continue;
+    const text = await frame
+      .evaluate(() => (document.body?.dataset?.page ? `${document.body.dataset.page} page:\n${document.body.innerText}` : ""))
+      .catch(() => "");
+    if (text) console.error(`--- after the failure, the ${text.slice(0, 4000)}`);
+  }
+  const logs = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/Wave\.log$/.test(entry.name)) logs.push(full);
+    }
+  };
+  try {
+    walk(path.join(sb.data, "logs"));
+  } catch {
+    // no logs written yet
+  }
+  for (const log of logs) console.error(`--- ${path.basename(log)} (tail):\n${fs.readFileSync(log, "utf8").split("\n").slice(-60).join("\n")}`);
+}
+
 export async function until(fn, what, timeoutMs = 30_000) {
   const start = Date.now();
   let last;

@@ -15,9 +15,10 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   closeWorkbench,
+  explainFailure,
   installExtension,
   lastMessage,
   makeSandbox,
@@ -92,6 +93,7 @@ before(async () => {
   ({ server, browser, page } = await openWorkbench(sb, { pageErrors }));
 });
 
+afterEach((t) => explainFailure(t, sb, page));
 after(async () => {
   repositoryListener?.close();
   await closeWorkbench(sb, { browser, server, model });

@@ -10,9 +10,10 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   addUserServer,
+  explainFailure,
   hasWebviewFrame,
   installExtension,
   makeSandbox,
@@ -67,6 +68,7 @@ before(async () => {
   ({ server, browser, page } = await openWorkbench(sb, { pageErrors }));
 });
 
+afterEach((t) => explainFailure(t, sb, page));
 after(async () => {
   await browser?.close();
   const stopped = await server?.stop();

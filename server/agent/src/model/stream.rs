@@ -17,6 +17,12 @@ use crate::message::ToolCall;
 /// allocate.
 const MAX_INDEX_GAP: usize = 64;
 
+/// How often a request lost before any answer is sent again. An endpoint closes idle
+/// keep-alive connections on its own clock (Node's default is 5 s), so a request can go out on
+/// a connection the endpoint is closing that very moment; the official OpenAI SDKs send such a
+/// request again too (twice by default).
+const SEND_RETRIES: u32 = 2;
+
 /// A streamed answer, complete or cut short by a cancel.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Streamed {
@@ -35,10 +41,13 @@ impl ModelClient {
     ) -> Result<Streamed, AgentError> {
         body["stream"] = Value::Bool(true);
         let http = self.http()?;
-        let mut request = http.post(&self.endpoint).json(&body);
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
-        }
+        let send = || {
+            let mut request = http.post(&self.endpoint).json(&body);
+            if let Some(key) = &self.api_key {
+                request = request.bearer_auth(key);
+            }
+            request.send()
+        };
         let failed = |e: reqwest::Error| AgentError::ModelRequest {
             url: self.endpoint.clone(),
             reason: e.to_string(),
@@ -51,9 +60,20 @@ impl ModelClient {
             },
             cancelled: true,
         };
-        let mut response = tokio::select! {
-            response = request.send() => response.map_err(failed)?,
-            () = cancel.cancelled() => return Ok(cut(assembly)),
+        let mut retries = 0;
+        let mut response = loop {
+            let sent = tokio::select! {
+                sent = send() => sent,
+                () = cancel.cancelled() => return Ok(cut(assembly)),
+            };
+            match sent {
+                Ok(response) => break response,
+                Err(e) if retries < SEND_RETRIES && lost_before_an_answer(&e) => {
+                    retries += 1;
+                    tracing::info!(url = %self.endpoint, "model request lost before an answer ({e}); sending it again");
+                }
+                Err(e) => return Err(failed(e)),
+            }
         };
         let status = response.status();
         let event_stream = response
@@ -105,6 +125,13 @@ impl ModelClient {
         assembly.line(rest.trim(), &mut on_delta)?;
         Ok(assembly.finish())
     }
+}
+
+/// The request never got an answer because its connection failed or closed under it: nothing
+/// of the answer was read, so sending it again cannot repeat a turn. A timeout is not retried
+/// (the endpoint is slow, not gone).
+fn lost_before_an_answer(e: &reqwest::Error) -> bool {
+    !e.is_timeout() && (e.is_connect() || e.is_request())
 }
 
 /// The answer being put together from its chunks.

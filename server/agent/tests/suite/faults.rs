@@ -133,3 +133,88 @@ async fn secrets_never_reach_the_model_or_the_transcript() {
         }
     }
 }
+
+/// A Chat Completions endpoint on 127.0.0.1 that answers the first request of each connection
+/// (keeping the connection alive) and closes the connection, unanswered, as soon as a second
+/// request arrives on it: what a model endpoint does when its idle keep-alive timer fires the
+/// moment the client reuses the connection. It counts the requests it read.
+async fn endpoint_closing_reused_connections() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Reads one request (head and `content-length` body); `false` when the peer closed.
+    async fn read_request(socket: &mut tokio::net::TcpStream, buffer: &mut Vec<u8>) -> bool {
+        loop {
+            if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap());
+                if buffer.len() >= end + 4 + length {
+                    buffer.drain(..end + 4 + length);
+                    return true;
+                }
+            }
+            let mut chunk = [0u8; 4096];
+            match socket.read(&mut chunk).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = requests.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let mut buffer = Vec::new();
+                if !read_request(&mut socket, &mut buffer).await {
+                    return;
+                }
+                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                let body = json!({ "choices": [{ "index": 0, "finish_reason": "stop",
+                    "message": { "role": "assistant", "content": format!("answer {n}") } }] })
+                .to_string();
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: keep-alive\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                socket.write_all(reply.as_bytes()).await.unwrap();
+                // The client reuses the connection: its request is read, then the connection
+                // closes without an answer.
+                if read_request(&mut socket, &mut buffer).await {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (url, requests)
+}
+
+// A model request that goes out on a keep-alive connection the endpoint closes under it gets
+// no answer through no fault of the model: it is sent again on a new connection, and the turn
+// goes on. Without that, the user's second message ends in "connection closed before message
+// completed" whenever it is sent as the endpoint's idle timer fires (LONG-1: every turn gets
+// its answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_1_a_model_request_lost_on_a_closing_keep_alive_connection_is_sent_again() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start(vec![]).await;
+    let (url, requests) = endpoint_closing_reused_connections().await;
+    let mut options = sandbox.options(json!({}), &model);
+    options.model.base_url = Some(url);
+    let mut agent = wave_mcp_agent::Agent::create(options).unwrap();
+
+    let first = agent.send_message("hello").await.unwrap();
+    assert_eq!(first.text, "answer 1");
+    let second = agent.send_message("and again").await.unwrap();
+    // The second request was read on the old connection and lost (request 2), then sent again
+    // on a new one and answered (request 3).
+    assert_eq!(second.text, "answer 3");
+    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
