@@ -20,6 +20,7 @@ mod reconnect;
 mod reload;
 mod sse;
 mod support;
+mod tasks;
 mod tools;
 mod trust;
 
