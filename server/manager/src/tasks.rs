@@ -47,7 +47,7 @@ pub(crate) struct Follow<'a> {
 
 /// What became of one poll.
 enum Step {
-    Poll(Task, TaskPayload),
+    Poll(Box<(Task, TaskPayload)>),
     Stopped,
     TimedOut,
 }
@@ -134,7 +134,7 @@ pub(crate) async fn follow(
             .unwrap_or(DEFAULT_POLL_INTERVAL)
             .max(MIN_POLL_INTERVAL);
         match poll(peer, &task_id, interval, last_change + timeout, &cancel).await {
-            Ok(Step::Poll(next, next_payload)) => (task, payload) = (next, next_payload),
+            Ok(Step::Poll(next)) => (task, payload) = *next,
             Ok(Step::Stopped) => return Err(stop(peer, &task_id, server, tool).await),
             Ok(Step::TimedOut) => {
                 send_cancel(peer, &task_id).await;
@@ -162,7 +162,7 @@ async fn poll(
         peer.get_task(GetTaskParams::new(task_id)).await
     };
     tokio::select! {
-        got = get => got.map(|got| Step::Poll(got.task.task, got.task.payload)),
+        got = get => got.map(|got| Step::Poll(Box::new((got.task.task, got.task.payload)))),
         () = tokio::time::sleep_until(deadline) => Ok(Step::TimedOut),
         () = cancel.cancelled() => Ok(Step::Stopped),
     }
