@@ -3,6 +3,7 @@
 mod ask;
 mod catalog_view;
 mod cli;
+mod cli_config;
 mod cli_catalog;
 mod lsp;
 mod terminal_consent;
