@@ -142,9 +142,12 @@ enum Command {
         /// A remote server's transport; its URL follows.
         #[arg(long, value_enum)]
         transport: Option<crate::cli_config::Transport>,
-        /// The command and its arguments (after `--`), or the URL of a remote server.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND|URL")]
-        target: Vec<String>,
+        /// The URL of a remote server (with --transport).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, allow_hyphen_values = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
     /// Add a server given as the JSON of its entry, e.g. '{"command": "npx", "args": ["x"]}'.
     AddJson {
@@ -261,14 +264,16 @@ async fn run_command(cli: Cli) -> Result<()> {
             env,
             headers,
             transport,
-            target,
+            url,
+            command,
         } => {
             let places = crate::cli_config::Places::new(workdir)?;
             let entry = crate::cli_config::entry_from_flags(crate::cli_config::AddArgs {
                 transport,
                 env,
                 headers,
-                target,
+                url,
+                command,
             })?;
             crate::cli_config::add(&places, scope, &name, entry)
         }

@@ -75,7 +75,8 @@ pub struct AddArgs {
     pub transport: Option<Transport>,
     pub env: Vec<String>,
     pub headers: Vec<String>,
-    pub target: Vec<String>,
+    pub url: Option<String>,
+    pub command: Vec<String>,
 }
 
 /// The entry `add` writes, from its flags. Errors name the flag.
@@ -88,14 +89,17 @@ pub fn entry_from_flags(args: AddArgs) -> Result<Value> {
     };
     match remote {
         Some(kind) => {
-            let [url] = args.target.as_slice() else {
-                bail!("--transport {kind}: expected one URL, e.g. --transport {kind} https://example.com/mcp");
+            let (Some(url), true) = (&args.url, args.command.is_empty()) else {
+                bail!("--transport {kind}: expected one URL and no command, e.g. --transport {kind} https://example.com/mcp");
             };
             entry.insert("type".into(), kind.into());
             entry.insert("url".into(), url.clone().into());
         }
         None => {
-            let Some((command, rest)) = args.target.split_first() else {
+            if let Some(url) = &args.url {
+                bail!("{url}: a URL needs --transport http or --transport sse; a command goes after `--`");
+            }
+            let Some((command, rest)) = args.command.split_first() else {
                 bail!("COMMAND: missing; give it after `--`, e.g. wave-mcp add NAME -- npx -y some-server");
             };
             entry.insert("command".into(), command.clone().into());
