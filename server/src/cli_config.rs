@@ -90,17 +90,23 @@ pub fn entry_from_flags(args: AddArgs) -> Result<Value> {
     match remote {
         Some(kind) => {
             let (Some(url), true) = (&args.url, args.command.is_empty()) else {
-                bail!("--transport {kind}: expected one URL and no command, e.g. --transport {kind} https://example.com/mcp");
+                bail!(
+                    "--transport {kind}: expected one URL and no command, e.g. --transport {kind} https://example.com/mcp"
+                );
             };
             entry.insert("type".into(), kind.into());
             entry.insert("url".into(), url.clone().into());
         }
         None => {
             if let Some(url) = &args.url {
-                bail!("{url}: a URL needs --transport http or --transport sse; a command goes after `--`");
+                bail!(
+                    "{url}: a URL needs --transport http or --transport sse; a command goes after `--`"
+                );
             }
             let Some((command, rest)) = args.command.split_first() else {
-                bail!("COMMAND: missing; give it after `--`, e.g. wave-mcp add NAME -- npx -y some-server");
+                bail!(
+                    "COMMAND: missing; give it after `--`, e.g. wave-mcp add NAME -- npx -y some-server"
+                );
             };
             entry.insert("command".into(), command.clone().into());
             if !rest.is_empty() {
@@ -150,7 +156,13 @@ pub fn add(places: &Places, scope: Scope, name: &str, entry: Value) -> Result<()
 
 /// Writes one new entry (the file is created when missing); a project entry is approved as
 /// written.
-fn write_entry(places: &Places, scope: Scope, path: &Path, name: &str, entry: &Value) -> Result<()> {
+fn write_entry(
+    places: &Places,
+    scope: Scope,
+    path: &Path,
+    name: &str,
+    entry: &Value,
+) -> Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         create_file(path, name, entry)?;
     } else {
@@ -162,7 +174,9 @@ fn write_entry(places: &Places, scope: Scope, path: &Path, name: &str, entry: &V
         let trust = TrustStore::new(&places.home, &places.workdir);
         trust
             .approve(name, &entry_fingerprint(entry))
-            .map_err(|reason| anyhow!("added \"{name}\" but cannot record its approval: {reason}"))?;
+            .map_err(|reason| {
+                anyhow!("added \"{name}\" but cannot record its approval: {reason}")
+            })?;
     }
     Ok(())
 }
@@ -231,7 +245,11 @@ pub fn get(places: &Places, scope: Option<Scope>, name: &str) -> Result<()> {
 pub fn remove(places: &Places, scope: Option<Scope>, name: &str) -> Result<()> {
     let (path, _) = find(places, scope, name)?;
     remove_server(&path, name)?;
-    println!("removed MCP server \"{}\" from {}", safe(name), path.display());
+    println!(
+        "removed MCP server \"{}\" from {}",
+        safe(name),
+        path.display()
+    );
     Ok(())
 }
 
@@ -251,12 +269,22 @@ pub fn import(places: &Places, host: Host, scope: Scope, dry_run: bool) -> Resul
     let mut taken: Vec<String> = existing.keys().cloned().collect();
     let verb = if dry_run { "would add" } else { "added" };
     if found.is_empty() {
-        println!("no MCP servers found in {}", host_paths(places, host).iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or "));
+        println!(
+            "no MCP servers found in {}",
+            host_paths(places, host)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
     }
     for Found { name, entry, from } in found {
         let shown = safe(&name);
         if taken.contains(&name) {
-            println!("exists: \"{shown}\" is already in {}; left as it is", path.display());
+            println!(
+                "exists: \"{shown}\" is already in {}; left as it is",
+                path.display()
+            );
             continue;
         }
         if let Some(reason) = foreign_variable(&entry) {
@@ -271,7 +299,11 @@ pub fn import(places: &Places, host: Host, scope: Scope, dry_run: bool) -> Resul
         if !dry_run {
             write_entry(places, scope, &path, &name, &entry)?;
         }
-        println!("{verb}: \"{shown}\" from {} to {}", from.display(), path.display());
+        println!(
+            "{verb}: \"{shown}\" from {} to {}",
+            from.display(),
+            path.display()
+        );
         taken.push(name);
     }
     Ok(())
@@ -316,7 +348,10 @@ fn host_servers(places: &Places, host: Host) -> Result<Vec<Found>> {
         }
         for table in tables {
             let Some(table) = table.as_object() else {
-                bail!("{}: the servers are not an object keyed by name", path.display());
+                bail!(
+                    "{}: the servers are not an object keyed by name",
+                    path.display()
+                );
             };
             for (name, entry) in table {
                 found.push(Found {
@@ -368,12 +403,18 @@ fn foreign_variable(entry: &Value) -> Option<String> {
     match entry {
         Value::String(text) => variables(text).find_map(|inner| {
             if inner.starts_with("input:") {
-                return Some(format!("uses ${{{inner}}}, a VS Code input prompt wave-mcp cannot ask"));
+                return Some(format!(
+                    "uses ${{{inner}}}, a VS Code input prompt wave-mcp cannot ask"
+                ));
             }
             let name = inner.split(":-").next().unwrap_or(inner);
             let foreign = HOST_VARIABLES.contains(&name)
-                || ["env:", "config:", "command:"].iter().any(|p| inner.starts_with(p));
-            foreign.then(|| format!("uses ${{{inner}}}, another host's variable wave-mcp does not expand"))
+                || ["env:", "config:", "command:"]
+                    .iter()
+                    .any(|p| inner.starts_with(p));
+            foreign.then(|| {
+                format!("uses ${{{inner}}}, another host's variable wave-mcp does not expand")
+            })
         }),
         Value::Array(items) => items.iter().find_map(foreign_variable),
         Value::Object(map) => map.values().find_map(foreign_variable),
@@ -383,5 +424,7 @@ fn foreign_variable(entry: &Value) -> Option<String> {
 
 /// The insides of each `${…}` in `text`.
 fn variables(text: &str) -> impl Iterator<Item = &str> {
-    text.split("${").skip(1).filter_map(|rest| rest.split_once('}').map(|(inner, _)| inner))
+    text.split("${")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(inner, _)| inner))
 }

@@ -3,8 +3,8 @@
 mod ask;
 mod catalog_view;
 mod cli;
-mod cli_config;
 mod cli_catalog;
+mod cli_config;
 mod lsp;
 mod terminal_consent;
 mod view;

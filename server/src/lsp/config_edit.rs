@@ -129,7 +129,9 @@ pub fn with_server_added(
     if servers.get(name).is_some() {
         return Err((
             ErrorKind::InvalidFile,
-            format!("already has a server named \"{name}\"; remove it first or choose another name"),
+            format!(
+                "already has a server named \"{name}\"; remove it first or choose another name"
+            ),
         ));
     }
     servers.append(name, input_value(entry));

@@ -22,6 +22,7 @@ mod sse;
 mod support;
 mod tools;
 mod trust;
+mod verbs;
 
 /// The sidecar's LSP test client lives in the testkit (one client for every suite and the bench).
 use wave_mcp_testkit::lsp as lsp_client;
