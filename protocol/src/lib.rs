@@ -196,6 +196,10 @@ pub struct ServerApproval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub shadows: Option<McpSource>,
+    /// The IDE does not trust the workspace (TRUST-9): the entry cannot be approved until it
+    /// does, so the page offers no Approve.
+    #[serde(default)]
+    pub workspace_untrusted: bool,
 }
 
 /// Params of the sidecar-to-client request `wave/session/approveServers` (TRUST-3).

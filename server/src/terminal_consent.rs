@@ -213,6 +213,7 @@ mod tests {
             changed: true,
             shadows: Some(wave_mcp_manager::Source::User),
             fingerprint: "f".into(),
+            workspace_untrusted: false,
         };
         let mut shown = Vec::new();
         assert!(ask_approval(&server, &mut &b"maybe\ny\n"[..], &mut shown));

@@ -28,6 +28,7 @@ pub fn approval_view(approval: &ServerApproval) -> wave_mcp_protocol::ServerAppr
         variables: approval.variables.clone(),
         changed: approval.changed,
         shadows: approval.shadows.map(source_view),
+        workspace_untrusted: approval.workspace_untrusted,
     }
 }
 

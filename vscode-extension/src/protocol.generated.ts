@@ -155,7 +155,12 @@ changed: boolean,
  * The source (`user`, `plugin`) of a same-named server that approving replaces for this
  * project.
  */
-shadows?: McpSource, };
+shadows?: McpSource, 
+/**
+ * The IDE does not trust the workspace (TRUST-9): the entry cannot be approved until it
+ * does, so the page offers no Approve.
+ */
+workspaceUntrusted: boolean, };
 
 /**
  * Params of the sidecar-to-client request `wave/session/approveServers` (TRUST-3).

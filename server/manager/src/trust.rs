@@ -105,6 +105,8 @@ pub struct ServerApproval {
     pub shadows: Option<Source>,
     /// The fingerprint the approval would pin.
     pub fingerprint: String,
+    /// The IDE does not trust the workspace: approving is refused until it does (TRUST-9).
+    pub workspace_untrusted: bool,
 }
 
 impl ServerApproval {
@@ -126,6 +128,7 @@ impl ServerApproval {
             changed,
             shadows: entry.replaced.as_ref().map(|r| r.source),
             fingerprint,
+            workspace_untrusted: false,
         }
     }
 }

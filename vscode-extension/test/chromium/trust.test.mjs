@@ -398,7 +398,7 @@ describe("the settings page's needs-approval rows against the real sidecar (JCEF
     }
   });
 
-  test("TRUST-9: in an untrusted workspace the row says so and Approve fails with the sidecar's reason; nothing runs", async () => {
+  test("TRUST-9: in an untrusted workspace the row says so, Approve is disabled and the sidecar refuses it too; nothing runs", async () => {
     const sandbox = makeSandbox({ approved: false });
     const sidecar = await startSidecar(sandbox, { init: { workspaceTrusted: false } });
     const context = await ui.browser.newContext({ viewport: { width: 1100, height: 760 } });
@@ -411,12 +411,12 @@ describe("the settings page's needs-approval rows against the real sidecar (JCEF
       const alpha = page.locator('li.server-row[data-server="alpha"][data-source="project"]');
       assert.equal(await alpha.getAttribute("data-status"), "needs-approval");
       assert.match(await alpha.locator(".approval-reason").textContent(), /the workspace is not trusted/);
-      await alpha.locator("button[data-action=approve]").click();
-      const error = alpha.locator(".action-error");
-      await error.waitFor();
-      assert.match(await error.textContent(), /^Could not approve "alpha": /);
-      assert.ok(relay.hostLog.some((e) => e.method === "host/notify" && e.params.level === "error"));
-      assert.equal(relay.sidecarLog.find((e) => e.method === "wave/mcp/approve").error.data.kind, "untrusted");
+      assert.equal(await alpha.locator("button[data-action=approve]").isDisabled(), true, "no Approve while untrusted");
+      // The sidecar refuses it as well, whatever a page sends.
+      const refused = await sidecar.connection
+        .sendRequest("wave/mcp/approve", { name: "alpha" })
+        .then(() => undefined, (e) => e);
+      assert.equal(refused?.data?.kind, "untrusted");
       assert.equal(fs.existsSync(path.join(sandbox.root, "alpha.pid")), false);
       await shot(page, "trust-08-settings-untrusted");
       // Trusted now (the IDE's `wave/workspace/trust`): Approve works.

@@ -27,6 +27,7 @@ const approval = (over: Partial<ServerApproval> = {}): ServerApproval => ({
   envKeys: [],
   variables: [],
   changed: false,
+  workspaceUntrusted: false,
   ...over,
 });
 

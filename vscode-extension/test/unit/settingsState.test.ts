@@ -422,6 +422,7 @@ describe("trust rows (TRUST-1, TRUST-3, TRUST-6, TRUST-7, TRUST-9)", () => {
     variables: [],
     changed: false,
     shadows: "user" as const,
+    workspaceUntrusted: false,
   };
 
   it("TRUST-1: a needs-approval row offers Approve, shows its status and reason; Approving... while it runs", () => {
@@ -436,6 +437,11 @@ describe("trust rows (TRUST-1, TRUST-3, TRUST-6, TRUST-7, TRUST-9)", () => {
     expect(t("zh", "statusNeedsApproval")).toBe("需要批准");
     expect(approvalReason(row)).toBe("not approved yet: run wave-mcp approve db");
     expect(approvalReason(server("db", { status: "error", error: "boom" }))).toBeUndefined();
+  });
+
+  it("TRUST-9: a row of an untrusted workspace offers no working Approve", () => {
+    const row = server("db", { status: "needs-approval", error: "the workspace is not trusted", approval: { ...approval, workspaceUntrusted: true } });
+    expect(rowButtons(row, undefined).primary).toEqual({ label: "approve", action: "approve", disabled: true });
   });
 
   it("TRUST-3: an approved project row can be revoked; user, plugin and host rows cannot", () => {

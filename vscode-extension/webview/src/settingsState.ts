@@ -160,8 +160,9 @@ export function rowButtons(server: McpServerView, pending: Pending | undefined):
         primary = { label: "signIn", action: "login", disabled: busy };
         break;
       case "needs-approval":
-        // TRUST-1, TRUST-3: a project entry runs only once the user approved it as written.
-        primary = { label: "approve", action: "approve", disabled: busy };
+        // TRUST-1, TRUST-3: a project entry runs only once the user approved it as written;
+        // TRUST-9: not at all while the IDE does not trust the workspace (the reason says so).
+        primary = { label: "approve", action: "approve", disabled: busy || server.approval?.workspaceUntrusted === true };
         break;
       default:
         primary = { label: "connect", action: "connect", disabled: busy };

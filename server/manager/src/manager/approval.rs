@@ -40,7 +40,10 @@ pub(super) fn arrange(
             continue;
         }
         let changed = approved.is_some();
-        let approval = ServerApproval::of(&entry, fingerprint, changed);
+        let approval = ServerApproval {
+            workspace_untrusted: untrusted,
+            ..ServerApproval::of(&entry, fingerprint, changed)
+        };
         let reason = reason(&entry, changed, untrusted);
         if let Some(replaced) = entry.replaced.take() {
             arranged.runnable.push(*replaced);

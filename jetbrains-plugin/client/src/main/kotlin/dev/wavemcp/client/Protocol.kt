@@ -106,6 +106,8 @@ data class ServerApproval(
     val changed: Boolean = false,
     /** The source of a same-named server approving replaces for this project. */
     val shadows: McpSource? = null,
+    /** The IDE does not trust the workspace: no approval until it does (TRUST-9). */
+    val workspaceUntrusted: Boolean = false,
 )
 
 /** Params of the sidecar's `wave/session/approveServers` request (TRUST-3). */
