@@ -26,6 +26,12 @@ data class SidecarOptions(
     /** Constructor-level servers (`initializationOptions.mcpServers`). */
     val mcpServers: JsonObject? = null,
     val model: ModelOptions? = null,
+    /**
+     * USE-5: the model endpoint's API key (the IDE keeps it in PasswordSafe). It reaches the
+     * sidecar as `WAVE_API_KEY` in its environment only: never in `initializationOptions`, an LSP
+     * message, the command line or a log line.
+     */
+    val apiKey: ApiKey? = null,
     /** Environment changes for the process; a null value removes the variable. */
     val env: Map<String, String?> = emptyMap(),
     /** Longest wait for one reply of a blocking call. */
@@ -137,6 +143,7 @@ class WaveSidecar private constructor(
             val env = builder.environment()
             options.home?.let { env["HOME"] = it.toString() }
             for ((key, value) in options.env) if (value == null) env.remove(key) else env[key] = value
+            options.apiKey?.let { env[ApiKey.ENV] = it.value }
             val process = builder.start()
             val sidecar = WaveSidecar(options, process, process.inputStream, process.outputStream, process.errorStream)
             try {

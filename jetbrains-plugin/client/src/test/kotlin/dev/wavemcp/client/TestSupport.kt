@@ -134,6 +134,8 @@ class Sandbox(projectName: String = "demo-app") : AutoCloseable {
         env: Map<String, String?> = emptyMap(),
         openUrl: OpenUrlHandler? = null,
         workspaceTrusted: Boolean = true,
+        apiKey: ApiKey? = null,
+        stderr: (String) -> Unit = { line -> System.err.println("[sidecar] $line") },
     ): WaveSidecar {
         val sidecar = WaveSidecar.start(
             SidecarOptions(
@@ -142,9 +144,10 @@ class Sandbox(projectName: String = "demo-app") : AutoCloseable {
                 home = home,
                 mcpServers = constructor,
                 env = mapOf("WAVE_LOG" to "warn", "NO_COLOR" to "1", "WAVE_MODEL" to null, "WAVE_BASE_URL" to null, "WAVE_API_KEY" to null) + env,
-                stderr = { line -> System.err.println("[sidecar] $line") },
+                stderr = stderr,
                 openUrl = openUrl,
                 workspaceTrusted = workspaceTrusted,
+                apiKey = apiKey,
             ),
         )
         started += sidecar
@@ -207,10 +210,12 @@ class RecordingHost : Host {
  */
 class FakeModel(private val answer: (request: JsonObject) -> JsonObject) : AutoCloseable {
     private val requests = java.util.Collections.synchronizedList(mutableListOf<JsonObject>())
+    private val authorizations = java.util.Collections.synchronizedList(mutableListOf<String?>())
     private val server = com.sun.net.httpserver.HttpServer.create(java.net.InetSocketAddress("127.0.0.1", 0), 0).apply {
         createContext("/v1/chat/completions") { exchange ->
             val request = JsonParser.parseString(exchange.requestBody.readBytes().toString(Charsets.UTF_8)).asJsonObject
             requests += request
+            authorizations += exchange.requestHeaders.getFirst("Authorization")
             val choice = JsonObject().apply {
                 addProperty("index", 0)
                 add("message", answer(request))
@@ -233,6 +238,9 @@ class FakeModel(private val answer: (request: JsonObject) -> JsonObject) : AutoC
 
     /** The sidecar's environment for this model (see [Sandbox.start]). */
     val env: Map<String, String> get() = mapOf("WAVE_BASE_URL" to baseUrl, "WAVE_MODEL" to "fake")
+
+    /** The `Authorization` header of every request, in order (null: none). */
+    fun authorizationsSeen(): List<String?> = synchronized(authorizations) { authorizations.toList() }
 
     /** The last user message of every request, in order. */
     fun seen(): List<String> = synchronized(requests) { requests.toList() }.map(::lastUserText)

@@ -25,6 +25,7 @@ import com.intellij.openapi.ui.Messages
 import com.intellij.openapi.util.text.StringUtil
 import com.intellij.openapi.vfs.LocalFileSystem
 import com.intellij.openapi.wm.ToolWindowManager
+import dev.wavemcp.client.ApiKey
 import dev.wavemcp.client.Host
 import dev.wavemcp.client.HostAction
 import dev.wavemcp.client.Lang
@@ -90,6 +91,8 @@ class WaveProjectService(private val project: Project) : Disposable {
                 stderr = { log.debug(it) },
                 openUrl = SignInBrowser(),
                 workspaceTrusted = trusted,
+                // USE-5: from PasswordSafe, into the sidecar's environment only.
+                apiKey = ModelApiKeyStore.read(),
             ),
         )
         if (disposed) {
@@ -121,6 +124,20 @@ class WaveProjectService(private val project: Project) : Disposable {
 
     fun notify(type: NotificationType, message: String) {
         NotificationGroupManager.getInstance().getNotificationGroup("Wave").createNotification(message, type).notify(project)
+    }
+
+    /**
+     * USE-5: a new API key takes effect in a new sidecar (as VS Code's "Wave: Set API Key" restarts
+     * its sidecar): the running one is shut down and the next page request starts another.
+     */
+    fun restartSidecar() {
+        val side = sidecar ?: return
+        sidecar = null
+        bridge.unavailable("the Wave sidecar restarts with the new API key")
+        ApplicationManager.getApplication().executeOnPooledThread {
+            side.shutdown()
+            ensureStarted()
+        }
     }
 
     override fun dispose() {
