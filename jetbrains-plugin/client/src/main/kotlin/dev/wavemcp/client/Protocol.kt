@@ -370,6 +370,9 @@ object HostDone
 
 data class HostOpenFileParams(val path: String = "")
 
+/** Params of `host/openExternal`: a link of the assistant's answer (USE-4). */
+data class HostOpenExternalParams(val url: String = "")
+
 data class HostCloseSettingsParams(val prefill: String? = null)
 
 enum class HostNotifyLevel {
