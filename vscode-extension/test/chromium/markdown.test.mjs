@@ -110,7 +110,10 @@ describe("USE-4: the assistant's markdown in the chat page (JCEF bridge, real si
     }
   });
 
-  test("USE-4: a link click sends host/openExternal with its URL and the page does not navigate; nothing opens without the host", async () => {
+  // The confirm itself is the host's: VS Code's modal (test/unit/markdown.test.ts, and Cancel opening
+  // nothing in tests/e2e/markdown.e2e.test.mjs), JetBrains' OK/Cancel (PageBridgeTest). Here the
+  // relay plays the plugin: the page only asks, it never opens or navigates on its own.
+  test("USE-4: a link click (or Enter) only asks the host with host/openExternal, which opens it after the user confirms; the page itself never navigates or opens a window", async () => {
     const chat = await openChat([{ say: ANSWER }]);
     const { page, errors, relay } = chat;
     try {
