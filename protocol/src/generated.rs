@@ -83,6 +83,7 @@ macro_rules! for_each_type {
             HostNoParams,
             HostDone,
             HostOpenFileParams,
+            HostOpenExternalParams,
             HostCloseSettingsParams,
             HostNotifyLevel,
             HostNotifyParams,

@@ -1171,6 +1171,15 @@ pub struct HostOpenFileParams {
     pub path: String,
 }
 
+/// Params of `host/openExternal`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostOpenExternalParams {
+    /// An `http:`, `https:` or `mailto:` URL of a link in the assistant's answer (USE-4).
+    pub url: String,
+}
+
 /// Params of `host/closeSettings`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
@@ -1304,4 +1313,6 @@ host_messages! {
     "host/sidecarRestarted", HostToPage, HostNoParams;
     /// The page's answer to a sidecar request delivered to it (`Relay::PageAnswers`).
     "host/answer", PageToHost, HostAnswerParams -> HostDone;
+    /// Open a link of the assistant's answer in the browser, once the user confirms (USE-4).
+    "host/openExternal", PageToHost, HostOpenExternalParams -> HostDone;
 }

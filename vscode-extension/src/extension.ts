@@ -12,6 +12,7 @@ import {
   type Requests,
 } from "./protocol.generated";
 import { API_KEY_SECRET, FORWARDED, Sidecar, type RequestMethod } from "./sidecar";
+import { openLink } from "./openLink";
 import { answerOpenUrl, PendingLogins } from "./signIn";
 import { pageHtml, WebviewHost, webviewOptions } from "./webviewHost";
 import { langFromLocale } from "../webview/src/i18n";
@@ -173,6 +174,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           }
           case "host/answer":
             return entry.host.answer(params as HostAnswerParams);
+          case "host/openExternal":
+            // USE-4: a link of the answer opens only when the user says so (a modal with the URL).
+            await openLink(params, {
+              zh,
+              confirm: (message, detail, open) => vscode.window.showInformationMessage(message, { modal: true, detail }, open),
+              // As a string, so VS Code opens it verbatim (see wave/mcp/openUrl above).
+              openExternal: (url) => Promise.resolve(vscode.env.openExternal(url as unknown as vscode.Uri)),
+            });
+            return null;
           default:
             return forward(method, params);
         }

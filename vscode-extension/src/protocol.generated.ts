@@ -734,6 +734,15 @@ export type HostOpenFileParams = {
 path: string, };
 
 /**
+ * Params of `host/openExternal`.
+ */
+export type HostOpenExternalParams = { 
+/**
+ * An `http:`, `https:` or `mailto:` URL of a link in the assistant's answer (USE-4).
+ */
+url: string, };
+
+/**
  * Params of `host/closeSettings`.
  */
 export type HostCloseSettingsParams = { 
@@ -884,6 +893,7 @@ export interface HostOwnRequests {
   "host/cancelLogin": { params: HostCancelLoginParams; result: HostDone };
   "host/chatOpened": { params: HostNoParams; result: HostChatOpened };
   "host/answer": { params: HostAnswerParams; result: HostDone };
+  "host/openExternal": { params: HostOpenExternalParams; result: HostDone };
 }
 
 /** Host → page pushes of the host's own (`host/*`): params of each. */

@@ -191,4 +191,45 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       await chat.close();
     }
   });
+
+  test("PRM-3: a menu opened right after the input lost its focus (a click on Send, then `@` at once) stays open; leaving the input still closes it", async () => {
+    const chat = await openDocsChat();
+    const { page, errors, sidecar, input, menu } = chat;
+    /** Resolves once the page's timers due in `ms` have run (the blur's close is due in 150). */
+    const pageTimers = (ms) => page.evaluate((wait) => new Promise((r) => setTimeout(r, wait)), ms);
+    try {
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+      // The resources are asked once, so that the menu below opens without a round trip.
+      await input.click();
+      await input.pressSequentially("@");
+      await menu.waitFor({ state: "visible", timeout: 20_000 });
+      await page.keyboard.press("Escape");
+      await input.fill("");
+      // In one task of the page: the focus goes to Send and back, and `@{` is typed; the close
+      // the blur scheduled runs later, when the input has its focus again.
+      await page.evaluate(() => {
+        const field = document.querySelector("#chat-input");
+        document.querySelector("#chat-send").focus();
+        field.focus();
+        field.value = "summarize @{";
+        field.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      await menu.waitFor({ state: "visible" });
+      await pageTimers(400);
+      assert.equal(await menu.isVisible(), true, "the menu is still open after the earlier blur's close was due");
+      assert.deepEqual(await rows(page), [["@docs:test://doc/{n}", "text/plain", "true"]]);
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/{n} ");
+      // Leaving the input for good still closes its menu.
+      await page.keyboard.press("End");
+      await input.pressSequentially("and @");
+      await menu.waitFor({ state: "visible" });
+      await page.locator("#chat-send").focus();
+      await menu.waitFor({ state: "hidden" });
+      assert.equal(await input.getAttribute("aria-expanded"), "false");
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await chat.close();
+    }
+  });
 });

@@ -45,6 +45,7 @@ import {
 import { ConsentCards } from "./consentCards";
 import { ElicitDialog } from "./elicitForm";
 import { t, type Lang } from "./i18n";
+import { copyClicked, copyText, linkClicked, renderMarkdown } from "./markdown";
 import { errorText } from "./settingsPage";
 
 export class ChatPage {
@@ -58,6 +59,9 @@ export class ChatPage {
   private readonly stopButton: HTMLButtonElement;
   /** The text element of each streaming message the log shows, by turn (set by `render`). */
   private streamingText = new Map<number, HTMLElement>();
+  /** LONG-1, USE-4: turns whose streaming text changed since their markdown was last built. */
+  private streamingDirty = new Set<number>();
+  private streamingFrame: number | undefined;
   /** Tool calls whose results arrived, so no longer running. */
   private running = new Set<string>();
   /** A server's question to the user (LONG-5, LONG-6), above the input. */
@@ -103,6 +107,12 @@ export class ChatPage {
     const consentRoot = h("div", { class: "chat-consent", id: "chat-consent" });
     this.consent = new ConsentCards(consentRoot, lang, () => {
       if (this.consent) this.render();
+    });
+    // USE-4: a link in the answer opens through the host, which asks the user first; the page
+    // itself never navigates. A code block's button copies its code.
+    this.log.addEventListener("click", (ev) => this.markdownClick(ev));
+    this.log.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") this.markdownClick(ev);
     });
     root.replaceChildren(
       toolbar,
@@ -235,7 +245,7 @@ export class ChatPage {
     this.streamingText = new Map();
     for (const [turn, text] of this.live.streaming) {
       if (!this.state.running.has(turn) || text === "") continue;
-      const textEl = h("div", { class: "msg-text" }, text);
+      const textEl = this.markdownEl(text);
       this.streamingText.set(turn, textEl);
       items.push(
         h(
@@ -264,10 +274,58 @@ export class ChatPage {
     const el = this.streamingText.get(turn);
     const text = this.live.streaming.get(turn);
     if (!el || !el.isConnected || !this.state.running.has(turn) || !text) return false;
-    const atBottom = this.atBottom();
-    el.textContent = text;
-    if (atBottom) this.log.scrollTop = this.log.scrollHeight;
+    // USE-4: the markdown is built again at most once a frame, however many deltas came.
+    this.streamingDirty.add(turn);
+    this.streamingFrame ??= requestAnimationFrame(() => this.flushStreaming());
     return true;
+  }
+
+  /** Builds the markdown of the streaming texts that changed (one frame's deltas at once). */
+  private flushStreaming(): void {
+    this.streamingFrame = undefined;
+    const turns = [...this.streamingDirty];
+    this.streamingDirty.clear();
+    const atBottom = this.atBottom();
+    for (const turn of turns) {
+      const el = this.streamingText.get(turn);
+      const text = this.live.streaming.get(turn);
+      if (!el || !el.isConnected || !text) continue;
+      el.replaceChildren(...this.markdownNodes(text));
+    }
+    if (atBottom) this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  private markdownNodes(text: string): Node[] {
+    return renderMarkdown(text, { copyLabel: t(this.lang, "copyCode"), copiedLabel: t(this.lang, "copiedCode") });
+  }
+
+  /** USE-4: the assistant's text as markdown. */
+  private markdownEl(text: string): HTMLElement {
+    return h("div", { class: "msg-text md" }, ...this.markdownNodes(text));
+  }
+
+  /** A click (or Enter) in the log: a markdown link asks the host to open it, a copy button copies. */
+  private markdownClick(ev: Event): void {
+    const url = linkClicked(ev);
+    if (url !== undefined) {
+      ev.preventDefault();
+      void this.bridge.request("host/openExternal", { url }).catch((e) => {
+        void this.bridge.request("host/notify", { level: "error", message: errorText(e) }).catch(() => undefined);
+      });
+      return;
+    }
+    if (ev.type !== "click") return;
+    const copy = copyClicked(ev);
+    if (!copy) return;
+    void copyText(copy.code).then((copied) => {
+      if (!copied) return;
+      copy.button.textContent = copy.button.dataset.copied ?? "";
+      copy.button.dataset.state = "copied";
+      setTimeout(() => {
+        copy.button.textContent = copy.button.dataset.label ?? "";
+        delete copy.button.dataset.state;
+      }, 2000);
+    });
   }
 
   /** The log is scrolled to (near) its end: new content keeps it there. */
@@ -291,7 +349,8 @@ export class ChatPage {
       "div",
       { class: `msg msg-${m.role}`, "data-role": m.role },
       h("div", { class: "msg-who" }, who),
-      m.content ? h("div", { class: "msg-text" }, m.content) : null,
+      // USE-4: the assistant's markdown is rendered; the user's own text stays as typed.
+      m.content ? (m.role === "assistant" ? this.markdownEl(m.content) : h("div", { class: "msg-text" }, m.content)) : null,
       m.toolCalls.map((c) =>
         h(
           "div",

@@ -146,6 +146,8 @@ export class CompletionMenu {
   private trigger?: Trigger;
   private items: MenuItem[] = [];
   private active = 0;
+  /** The close a blur of the input scheduled, until the input is focused again. */
+  private blurClose?: ReturnType<typeof setTimeout>;
   readonly element: HTMLElement;
 
   constructor(
@@ -163,7 +165,20 @@ export class CompletionMenu {
     input.addEventListener("keydown", (ev) => this.onKey(ev));
     input.addEventListener("input", () => void this.update());
     input.addEventListener("click", () => void this.update());
-    input.addEventListener("blur", () => setTimeout(() => this.close(), 150));
+    // Leaving the input closes the menu a moment later (a click on a row keeps the focus, see
+    // `render`). The input focused again before then keeps its menu: a late close from an
+    // earlier blur (a click on Send, then typing `@` at once) would shut the one just opened.
+    input.addEventListener("blur", () => {
+      clearTimeout(this.blurClose);
+      this.blurClose = setTimeout(() => {
+        this.blurClose = undefined;
+        if (document.activeElement !== this.input) this.close();
+      }, 150);
+    });
+    input.addEventListener("focus", () => {
+      clearTimeout(this.blurClose);
+      this.blurClose = undefined;
+    });
   }
 
   /** The servers changed: ask for the lists again (now if a menu is open). */

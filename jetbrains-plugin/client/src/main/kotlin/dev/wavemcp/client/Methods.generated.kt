@@ -44,6 +44,7 @@ object Methods {
     const val HOST_PREFILL = "host/prefill"
     const val HOST_SIDECAR_RESTARTED = "host/sidecarRestarted"
     const val HOST_ANSWER = "host/answer"
+    const val HOST_OPEN_EXTERNAL = "host/openExternal"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
     val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, MCP_LOGS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL, MCP_APPROVE, MCP_REVOKE)

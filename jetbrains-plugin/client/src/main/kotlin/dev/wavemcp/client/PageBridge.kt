@@ -211,6 +211,7 @@ class PageBridge(private val host: Host) : AutoCloseable {
                 host.performAll(actions)
             }
             Methods.HOST_OPEN_SETTINGS -> host.perform(HostAction.OpenSettings)
+            Methods.HOST_OPEN_EXTERNAL -> host.perform(HostAction.OpenExternal(externalLink(p.get("url"))))
             Methods.HOST_NOTIFY -> {
                 val level = when (p.get("level")?.asString) {
                     "error" -> HostAction.Level.ERROR
@@ -252,8 +253,23 @@ class PageBridge(private val host: Host) : AutoCloseable {
         /** The `host/…` requests a page may make (docs/protocol.md); any other `host/` method is unknown. */
         val HOST_REQUESTS: Set<String> = setOf(
             Methods.HOST_OPEN_FILE, Methods.HOST_CLOSE_SETTINGS, Methods.HOST_OPEN_SETTINGS, Methods.HOST_NOTIFY,
-            Methods.HOST_CANCEL_LOGIN, Methods.HOST_CHAT_OPENED, Methods.HOST_ANSWER,
+            Methods.HOST_CANCEL_LOGIN, Methods.HOST_CHAT_OPENED, Methods.HOST_ANSWER, Methods.HOST_OPEN_EXTERNAL,
         )
+
+        /** USE-4: the URL of `host/openExternal` when it is an http, https or mailto link; else a clear error. */
+        fun externalLink(raw: JsonElement?): String {
+            val url = raw?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isString }?.asString
+            require(!url.isNullOrEmpty()) { "host/openExternal needs a url" }
+            val scheme = try {
+                java.net.URI(url).scheme?.lowercase()
+            } catch (e: java.net.URISyntaxException) {
+                throw IllegalArgumentException("host/openExternal: not a URL: ${url.take(200)}")
+            }
+            require(scheme == "http" || scheme == "https" || scheme == "mailto") {
+                "host/openExternal opens only http, https and mailto links, not ${scheme ?: "a link without a scheme"}"
+            }
+            return url
+        }
 
         /**
          * TRUST-8: a page's query is a JSON object of at most [MAX_QUERY_CHARS] characters with a

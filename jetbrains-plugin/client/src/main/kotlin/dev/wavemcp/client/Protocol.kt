@@ -372,6 +372,9 @@ object HostDone
 
 data class HostOpenFileParams(val path: String = "")
 
+/** Params of `host/openExternal`: a link of the assistant's answer (USE-4). */
+data class HostOpenExternalParams(val url: String = "")
+
 data class HostCloseSettingsParams(val prefill: String? = null)
 
 enum class HostNotifyLevel {

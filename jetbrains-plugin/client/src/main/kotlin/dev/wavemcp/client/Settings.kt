@@ -21,6 +21,12 @@ sealed interface HostAction {
     /** UI-1: open the settings tab with "MCP services" selected. */
     data object OpenSettings : HostAction
 
+    /**
+     * USE-4: a link of the assistant's answer (http, https or mailto, checked by the bridge):
+     * opened in the browser only after the user confirms.
+     */
+    data class OpenExternal(val url: String) : HostAction
+
     /** UI-12: a host notification, never a chat message. */
     data class Notify(val level: Level, val message: String) : HostAction
 

@@ -54,6 +54,32 @@ class PageBridgeTest {
     }
 
     @Test
+    fun `USE-4 host openExternal - an http, https or mailto link becomes OpenExternal, any other scheme an error`() {
+        val host = RecordingHost()
+        PageBridge(host).use { bridge ->
+            for (url in listOf("https://example.com/docs?q=1", "http://127.0.0.1:8080/", "mailto:dev@example.com")) {
+                val answer = bridge.handle(PageKind.CHAT, query("host/openExternal", """{"url":${JcefScripts.jsString(url)}}""")).get(5, TimeUnit.SECONDS)
+                assertEquals("""{"result":null}""", answer)
+            }
+            assertEquals(
+                listOf(
+                    HostAction.OpenExternal("https://example.com/docs?q=1"),
+                    HostAction.OpenExternal("http://127.0.0.1:8080/"),
+                    HostAction.OpenExternal("mailto:dev@example.com"),
+                ),
+                host.recorded(),
+            )
+            host.actions.clear()
+            for (url in listOf("javascript:alert(1)", "file:///etc/passwd", "relative/page", "")) {
+                val refused = parse(bridge.handle(PageKind.CHAT, query("host/openExternal", """{"url":${JcefScripts.jsString(url)}}""")).get(5, TimeUnit.SECONDS))
+                assertTrue(refused.getAsJsonObject("error").get("message").asString.startsWith("host/openExternal"), "$url: $refused")
+            }
+            assertTrue(PageBridge.check(query("host/openExternal", """{"url":"https://example.com"}""")) is PageBridge.Checked.Ok)
+            assertEquals(emptyList<HostAction>(), host.recorded(), "nothing opens for another scheme")
+        }
+    }
+
+    @Test
     fun `EDIT-2 UI-7 ADD-1 host requests - relative paths refused, Back prefills nothing, Add opens no file`() {
         val host = RecordingHost()
         PageBridge(host).use { bridge ->

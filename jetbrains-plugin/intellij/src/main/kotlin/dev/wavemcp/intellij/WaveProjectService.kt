@@ -217,6 +217,20 @@ class WaveProjectService(private val project: Project) : Disposable {
                 openSettings()
                 true
             }
+            // USE-4: a link of the answer opens in the browser only when the user confirms it.
+            is HostAction.OpenExternal -> onEdt {
+                val zh = lang == Lang.ZH
+                val confirmed = Messages.showOkCancelDialog(
+                    project,
+                    (if (zh) "在浏览器中打开 Wave 聊天中的链接？\n" else "Open the link from the Wave chat in your browser?\n") + action.url,
+                    if (zh) "打开链接" else "Open Link",
+                    if (zh) "打开" else "Open",
+                    if (zh) "取消" else "Cancel",
+                    Messages.getQuestionIcon(),
+                ) == Messages.OK
+                if (confirmed) BrowserUtil.browse(action.url)
+                true
+            }
             // UI-12: failures show as notifications, never as chat messages.
             is HostAction.Notify -> {
                 notify(
