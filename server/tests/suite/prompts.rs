@@ -341,3 +341,46 @@ async fn prm_2_a_hashed_prompt_name_reaches_its_server() {
     );
     sidecar.stop().await;
 }
+
+// SRV-3: a server that does not declare the `completions` capability is never sent
+// `completion/complete` (our test server records every one it gets); `wave/mcp/complete`
+// answers with no values. A ref without its name is the request's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_3_sidecar_never_asks_a_server_without_the_completions_capability() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+    for reference in [
+        json!({ "type": "ref/prompt", "name": "review" }),
+        json!({ "type": "ref/resource", "uri": "test://doc/{n}" }),
+    ] {
+        let answer = sidecar
+            .ok(
+                "wave/mcp/complete",
+                json!({
+                    "server": "a", "ref": reference,
+                    "argument": { "name": "file", "value": "src" },
+                    "context": { "arguments": { "focus": "style" } },
+                }),
+            )
+            .await;
+        assert_eq!(answer, json!({ "values": [] }));
+    }
+    let asked: Vec<String> = sandbox
+        .events()
+        .into_iter()
+        .filter(|e| e.starts_with("complete "))
+        .collect();
+    assert_eq!(asked, Vec::<String>::new());
+    let malformed = sidecar
+        .err(
+            "wave/mcp/complete",
+            json!({
+                "server": "a", "ref": { "type": "ref/prompt" },
+                "argument": { "name": "file", "value": "" },
+            }),
+        )
+        .await;
+    assert!(malformed.message.contains("ref/prompt"), "{malformed:?}");
+}

@@ -777,6 +777,22 @@ impl ServerHandler for TestServer {
         test_prompts::get(request).map(rmcp::model::GetPromptResponse::Complete)
     }
 
+    /// Records every `completion/complete` it gets as a `complete` event: the server never
+    /// declares `completions`, so a client must never ask it (SRV-3).
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        self.settings
+            .events
+            .record("complete", Some(&request.argument.name));
+        let values = vec![format!("{}-suggested", request.argument.value)];
+        Ok(rmcp::model::CompleteResult::new(
+            rmcp::model::CompletionInfo::new(values).unwrap_or_default(),
+        ))
+    }
+
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
