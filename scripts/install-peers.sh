@@ -10,6 +10,8 @@
 #     sdk2/       npm @modelcontextprotocol/server (TypeScript SDK v2, MCP 2026-07-28): the era
 #                 tests run tests/peers/ts2_server.mjs with it (2026-only, dual-era)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
+#     tasks-venv/ a Python venv of its own with PyPI `fastmcp-tasks` (it pins an older fastmcp than
+#                 other peers want): tests/peers/py_tasks.py, task-only tools (SRV-5)
 #     uv-cache/   uv's cache, holding `uvx mcp-server-time` so tests can run it with UV_OFFLINE=1
 #     mcp-server-time.spec   the pinned `mcp-server-time==VERSION` the tests run with uvx
 #
@@ -25,6 +27,7 @@ TIME_VERSION=2026.10.19
 SDK_VERSION=1.32.2
 EXPRESS_VERSION=5.3.0
 SDK2_VERSION=2.4.0
+FASTMCP_TASKS_VERSION=4.1.4
 
 PEERS="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
 mkdir -p "$PEERS"
@@ -141,9 +144,28 @@ fi
 # The tests read which version to run from here.
 echo "$TIME_SPEC" >"$PEERS/mcp-server-time.spec"
 
+# --- PyPI: fastmcp-tasks in a venv of its own (task-only tools, SRV-5) ----------------------
+TASKS_VENV="$PEERS/tasks-venv"
+installed_tasks() {
+  [ -x "$TASKS_VENV/bin/python" ] &&
+    "$TASKS_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("fastmcp-tasks"))' 2>/dev/null
+}
+if [ "$(installed_tasks || true)" != "$FASTMCP_TASKS_VERSION" ]; then
+  echo "installing PyPI fastmcp-tasks==$FASTMCP_TASKS_VERSION into the venv $TASKS_VENV"
+  if [ ! -x "$TASKS_VENV/bin/python" ]; then
+    python3 -m venv "$TASKS_VENV" || fail "python3 -m venv $TASKS_VENV failed (is the venv module installed?)"
+  fi
+  "$TASKS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "fastmcp-tasks==$FASTMCP_TASKS_VERSION" >&2 ||
+    fail "pip install of fastmcp-tasks==$FASTMCP_TASKS_VERSION into $TASKS_VENV failed"
+  "$TASKS_VENV/bin/python" -c 'from fastmcp_tasks import TasksExtension' ||
+    fail "fastmcp-tasks is not usable in $TASKS_VENV after pip install"
+fi
+
 echo "MCP test peers in $PEERS:"
 echo "  npm  @modelcontextprotocol/server-everything $(installed_everything)  ($NPM_DIR/node_modules/.bin/mcp-server-everything)"
 echo "  npm  @modelcontextprotocol/sdk $(installed_sdk)  ($SDK_DIR)"
 echo "  npm  @modelcontextprotocol/server $(installed_sdk2)  ($SDK2_DIR)"
 echo "  PyPI mcp $MCP_VERSION, uv $UV_VERSION  ($VENV)"
 echo "  uvx  $TIME_SPEC  (cache $UV_CACHE_DIR)"
+echo "  PyPI fastmcp-tasks $(installed_tasks)  ($TASKS_VENV)"

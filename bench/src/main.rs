@@ -7,6 +7,7 @@
 //! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind), `--rss-child`
 //! (ours in row 7c), `--relay-url URL` (row 9's bare SSE relay).
 
+mod era;
 mod idle;
 mod live;
 mod peers;
@@ -56,16 +57,16 @@ fn main() -> Result<()> {
         rows: match value("--rows") {
             Some(list) => list
                 .split(',')
-                .map(|r| r.trim().parse().context("--rows takes numbers 1-9"))
+                .map(|r| r.trim().parse().context("--rows takes numbers 1-10"))
                 .collect::<Result<_>>()?,
-            None => vec![1, 2, 3, 4, 5, 6, 7, 8, 9],
+            None => vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
         },
     };
     if let Some(unknown) = args
         .iter()
         .find(|a| a.starts_with("--") && !["--quick", "--rows"].contains(&a.as_str()))
     {
-        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7,8,9)");
+        bail!("unknown option {unknown} (known: --quick, --rows 1,2,3,4,5,6,7,8,9,10)");
     }
     util::build_binaries()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -410,6 +411,23 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             ratio: fmt_ratio(ratio),
             target: "≤ 2×",
             verdict: verdict(ratio <= 2.0),
+        });
+    }
+    if wanted(10) {
+        eprintln!("row 10: first call on a 2026-07-28 server vs the same server on 2025-11-25");
+        let repeats = if quick { 5 } else { 41 };
+        let r = era::run(repeats).await?;
+        let ratio = r.modern / r.legacy;
+        table.push(Row {
+            id: "10",
+            figure: format!(
+                "first call, 2026-07-28 (server/discover), stdio (median of {repeats})"
+            ),
+            ours: fmt_time(r.modern),
+            baseline: format!("2025-11-25 (initialize): {}", fmt_time(r.legacy)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(ratio <= 1.0),
         });
     }
     Ok(table)

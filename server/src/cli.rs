@@ -123,6 +123,71 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         workdir: Option<PathBuf>,
     },
+    /// Add a server to a config file: `add NAME [flags] -- COMMAND [ARGS...]` or
+    /// `add NAME --transport http|sse URL`. Values are written as given (`${VAR}` stays).
+    /// A server added to the project counts as approved.
+    Add {
+        name: String,
+        /// Which file: the workdir's .mcp.json (project) or ~/.wave/mcp.json (user).
+        #[arg(long, value_enum, default_value = "project")]
+        scope: crate::cli_config::Scope,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+        /// An environment variable of the server process (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// An HTTP header sent to a remote server (repeatable).
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// A remote server's transport; its URL follows.
+        #[arg(long, value_enum)]
+        transport: Option<crate::cli_config::Transport>,
+        /// The URL of a remote server (with --transport).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, allow_hyphen_values = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Add a server given as the JSON of its entry, e.g. '{"command": "npx", "args": ["x"]}'.
+    AddJson {
+        name: String,
+        #[arg(value_name = "ENTRY_JSON")]
+        json: String,
+        #[arg(long, value_enum, default_value = "project")]
+        scope: crate::cli_config::Scope,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
+    /// Remove a server from the project's .mcp.json, else from ~/.wave/mcp.json (or --scope's).
+    Remove {
+        name: String,
+        #[arg(long, value_enum)]
+        scope: Option<crate::cli_config::Scope>,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
+    /// Print a server's entry as written, from the project's file, else the user's.
+    Get {
+        name: String,
+        #[arg(long, value_enum)]
+        scope: Option<crate::cli_config::Scope>,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
+    /// Copy the servers of another host's config (Claude Desktop, Claude Code, VS Code, Cursor);
+    /// names that exist are left alone.
+    Import {
+        #[arg(long, value_enum)]
+        from: crate::cli_config::Host,
+        #[arg(long, value_enum, default_value = "user")]
+        scope: crate::cli_config::Scope,
+        /// Show what would be added; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+    },
     /// Run the IDE sidecar: LSP over stdin/stdout with the `wave/*` methods (docs/protocol.md).
     /// The workdir comes from `initialize`.
     Lsp {
@@ -192,6 +257,57 @@ async fn run_command(cli: Cli) -> Result<()> {
         Command::Approve { server, workdir } => approve(&server, workdir).await,
         Command::Revoke { server, workdir } => revoke(&server, workdir).await,
         Command::Chat { workdir } => chat(workdir).await,
+        Command::Add {
+            name,
+            scope,
+            workdir,
+            env,
+            headers,
+            transport,
+            url,
+            command,
+        } => {
+            let places = crate::cli_config::Places::new(workdir)?;
+            let entry = crate::cli_config::entry_from_flags(crate::cli_config::AddArgs {
+                transport,
+                env,
+                headers,
+                url,
+                command,
+            })?;
+            crate::cli_config::add(&places, scope, &name, entry)
+        }
+        Command::AddJson {
+            name,
+            json,
+            scope,
+            workdir,
+        } => {
+            let places = crate::cli_config::Places::new(workdir)?;
+            let entry = crate::cli_config::entry_from_json(&name, &json)?;
+            crate::cli_config::add(&places, scope, &name, entry)
+        }
+        Command::Remove {
+            name,
+            scope,
+            workdir,
+        } => crate::cli_config::remove(&crate::cli_config::Places::new(workdir)?, scope, &name),
+        Command::Get {
+            name,
+            scope,
+            workdir,
+        } => crate::cli_config::get(&crate::cli_config::Places::new(workdir)?, scope, &name),
+        Command::Import {
+            from,
+            scope,
+            dry_run,
+            workdir,
+        } => crate::cli_config::import(
+            &crate::cli_config::Places::new(workdir)?,
+            from,
+            scope,
+            dry_run,
+        ),
         Command::Lsp { stdio: _ } => crate::lsp::run().await,
     }
 }

@@ -4,6 +4,7 @@ mod ask;
 mod catalog_view;
 mod cli;
 mod cli_catalog;
+mod cli_config;
 mod lsp;
 mod terminal_consent;
 mod view;

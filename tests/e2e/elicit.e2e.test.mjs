@@ -93,7 +93,10 @@ describe("elicitation in a real VS Code (code-server)", () => {
     let chat = await webviewFrame(page, "chat", 60_000);
     const answered = await chat.locator(".msg-assistant", { hasText: "The server got:" }).count();
     await chat.locator("#chat-input").fill("Sign me up once more");
-    await chat.locator("#chat-input").press("Enter");
+    // Sent with the button: right after "Wave: Open Chat" VS Code may still be moving the focus
+    // into the view, and a key pressed meanwhile lands elsewhere (Enter is tested above).
+    await chat.locator("#chat-send").click();
+    await chat.locator(".msg-user", { hasText: "Sign me up once more" }).waitFor({ timeout: 30_000 });
     await chat.locator("#elicit[data-mode=form]").waitFor({ timeout: 90_000 });
     // The sidebar shows the Explorer: the chat view is hidden and VS Code drops its page.
     await runCommand(page, "View: Show Explorer");

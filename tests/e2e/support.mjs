@@ -309,7 +309,11 @@ export async function explainFailure(t, sb, page) {
   for (const frame of page?.frames() ?? []) {
     if (frame.isDetached()) continue;
     const text = await frame
-      .evaluate(() => (document.body?.dataset?.page ? `${document.body.dataset.page} page:\n${document.body.innerText}` : ""))
+      .evaluate(() => {
+        if (!document.body?.dataset?.page) return "";
+        const inputs = [...document.querySelectorAll("textarea, input")].map((e) => `${e.id || e.tagName}=${JSON.stringify(e.value)}`);
+        return `${document.body.dataset.page} page (focus on ${document.activeElement?.id || document.activeElement?.tagName}; ${inputs.join(", ")}):\n${document.body.innerText}`;
+      })
       .catch(() => "");
     if (text) console.error(`--- after the failure, the ${text.slice(0, 4000)}`);
   }

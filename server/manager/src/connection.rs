@@ -66,6 +66,8 @@ impl ClientHandler for Client {
         let mut roots = RootsCapabilities::default();
         roots.list_changed = Some(true);
         capabilities.roots = Some(roots);
+        // SRV-5: tool calls the server runs as tasks are followed (`crate::tasks`).
+        capabilities.extensions = Some(crate::tasks::extension_capability());
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),

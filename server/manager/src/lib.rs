@@ -28,6 +28,7 @@ mod render;
 mod roots;
 mod sse;
 pub mod switches;
+mod tasks;
 pub mod trust;
 
 pub use config::{ConfigProblem, Source};

@@ -3,7 +3,8 @@
 //! and restart the call's timeout (LONG-2); a call the caller stops, or one past its timeout,
 //! gets `notifications/cancelled` with its request id and a reason (LONG-3, LONG-4). A call the
 //! server refuses with `URLElicitationRequiredError` (MCP 2025-11-25) puts the pages it names to
-//! the user as URL-mode elicitations (LONG-6) and fails saying what became of them.
+//! the user as URL-mode elicitations (LONG-6) and fails saying what became of them. A call the
+//! server runs as a task is followed to its end by [`crate::tasks`] (SRV-5).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -148,6 +149,17 @@ pub(crate) async fn call(
         };
         return match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            // SRV-5: the server runs the call as a task.
+            Ok(ServerResult::CreateTaskResult(created)) => {
+                let follow = crate::tasks::Follow {
+                    peer,
+                    elicitation,
+                    server,
+                    tool,
+                    timeout,
+                };
+                crate::tasks::follow(follow, created, hooks).await
+            }
             // A result without `content` decodes as an empty result.
             Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
             Ok(ServerResult::InputRequiredResult(asked)) => {

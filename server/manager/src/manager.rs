@@ -620,9 +620,11 @@ impl McpManager {
     }
 
     /// A call refused with 401 or 403 `insufficient_scope` (SPEC-2, SPEC-4): the error says the
-    /// server needs sign-in and why (a step-up's scopes kept for the next `login`, which
-    /// reconnects the live connection), or that signing in will not help once sign-ins for more
-    /// scope were tried [`auth::MAX_STEP_UPS`] times. The connection stays up for other tools.
+    /// server needs sign-in and why (a step-up's scopes kept for the next `login`), and the
+    /// server becomes `needs-auth` with that reason, its connection ended as a dial refused at
+    /// connect would be, so the settings page offers "Sign in" and `login` dials it again with
+    /// the new token. Once sign-ins for more scope were tried [`auth::MAX_STEP_UPS`] times the
+    /// error says signing in will not help, and the connection stays up for other tools.
     async fn refused(&self, server: &str, scopes: Vec<String>) -> Error {
         let entry = {
             let state = self.shared.lock();
@@ -652,6 +654,9 @@ impl McpManager {
             ),
             false => error.to_string(),
         };
+        if needs_auth {
+            self.mark_needs_auth(server, &reason).await;
+        }
         match needs_auth {
             true => Error::NeedsSignIn {
                 server: server.to_string(),
@@ -663,6 +668,27 @@ impl McpManager {
                 reason,
             },
         }
+    }
+
+    /// Ends `server`'s live connection and makes it `needs-auth` with `reason` (a request it
+    /// refused for want of sign-in or scope); nothing when it is not connected any more.
+    async fn mark_needs_auth(&self, server: &str, reason: &str) {
+        let (live, dial) = {
+            let mut state = self.shared.lock();
+            let Ok(index) = state.index_of(server) else {
+                return;
+            };
+            let slot = &mut state.slots[index];
+            if slot.status != Status::Connected {
+                return;
+            }
+            let taken = slot.stop(Status::NeedsAuth);
+            slot.error = Some(reason.to_string());
+            tracing::warn!(server = %server, "MCP server needs sign-in: {reason}");
+            self.shared.publish(&mut state);
+            taken
+        };
+        self.shared.finish_stopping(live, dial).await;
     }
 
     /// The reason a server is in `error`, if it is.

@@ -11,7 +11,7 @@ use std::io::ErrorKind as IoKind;
 use std::path::Path;
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstObjectProp, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstObjectProp, CstRootNode};
 use wave_mcp_protocol::ErrorKind;
 
 use super::Failure;
@@ -25,7 +25,7 @@ pub fn remove_server(path: &Path, name: &str) -> Result<(), Failure> {
 
 /// Reads the file, applies `edit` to its text and writes the result back in place (nothing is
 /// written when the text did not change). `action` completes "cannot ..." in every error.
-pub(super) fn edit_file(
+pub(crate) fn edit_file(
     path: &Path,
     action: &str,
     edit: impl FnOnce(&str) -> Result<String, (ErrorKind, String)>,
@@ -104,6 +104,55 @@ pub fn without_server(text: &str, name: &str) -> Result<String, (ErrorKind, Stri
     let root = parse_root(text)?;
     server_entry(&root, name)?.remove();
     Ok(root.to_string())
+}
+
+/// The text with `mcpServers.<name>` added as `entry` (USE-1): `mcpServers` is created when
+/// missing; a server of that name already there is an error. Errors complete "`<file>` ...".
+pub fn with_server_added(
+    text: &str,
+    name: &str,
+    entry: &serde_json::Value,
+) -> Result<String, (ErrorKind, String)> {
+    let root = parse_root(text)?;
+    let Some(object) = root.object_value_or_create() else {
+        return Err((
+            ErrorKind::InvalidFile,
+            "has no JSON object at the top level".into(),
+        ));
+    };
+    let Some(servers) = object.object_value_or_create("mcpServers") else {
+        return Err((
+            ErrorKind::InvalidFile,
+            "has an `mcpServers` that is not an object".into(),
+        ));
+    };
+    if servers.get(name).is_some() {
+        return Err((
+            ErrorKind::InvalidFile,
+            format!(
+                "already has a server named \"{name}\"; remove it first or choose another name"
+            ),
+        ));
+    }
+    servers.append(name, input_value(entry));
+    Ok(root.to_string())
+}
+
+/// A JSON value as the editor's input, in its key order.
+fn input_value(value: &serde_json::Value) -> CstInputValue {
+    use serde_json::Value;
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input_value).collect()),
+        Value::Object(map) => CstInputValue::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), input_value(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// Parses a config file's text for editing.

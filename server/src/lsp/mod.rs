@@ -6,7 +6,7 @@
 //! otherwise. Config files are watched ([`watch`]) and deletions edit them in place
 //! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
 
-mod config_edit;
+pub(crate) mod config_edit;
 mod consent;
 mod elicit;
 mod sessions;
@@ -83,6 +83,14 @@ impl Failure {
         )
     }
 }
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
 
 impl From<Failure> for jsonrpc::Error {
     fn from(failure: Failure) -> jsonrpc::Error {

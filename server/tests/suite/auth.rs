@@ -448,6 +448,76 @@ async fn spec_2_spec_4_step_up_names_the_scope_and_login_asks_for_the_union() {
     );
 }
 
+/// A host that fetches the authorization URL and follows its redirects, as a browser would.
+fn following_opener() -> wave_mcp_manager::UrlOpener {
+    Arc::new(|url: String| {
+        Box::pin(async move {
+            let fetched = tokio::process::Command::new("curl")
+                .args(["-sS", "-L", "-o", "/dev/null", &url])
+                .status()
+                .await;
+            fetched.is_ok_and(|s| s.success())
+        })
+    })
+}
+
+/// SPEC-2, SPEC-4 in the library (as the sidecar runs it): a `403 insufficient_scope` answered
+/// to a `tools/call` of a connected server makes that server `needs-auth` in the snapshot, with
+/// a reason that names the missing scope in words; `login` then asks for the union of the
+/// granted and the new scopes, reconnects, and the same call works.
+#[tokio::test]
+async fn spec_2_a_tool_call_refused_for_scope_makes_the_server_needs_auth() {
+    let sandbox = Sandbox::new();
+    let fixture = Fixture::start(Options {
+        call_scope: Some("write"),
+        ..Options::default()
+    });
+    fixture_project(&sandbox, &fixture, None);
+    let manager = McpManager::new(sandbox.options(Value::Null));
+    manager
+        .login("s", following_opener(), Duration::from_secs(60))
+        .await
+        .expect("first sign-in");
+    assert_eq!(status(&manager, "s"), Status::Connected);
+    assert_eq!(fixture.requests_to("/authorize")[0].query["scope"], "basic");
+
+    let refused = manager
+        .call_tool("mcp__s__write_note", None)
+        .await
+        .expect_err("the call lacks the `write` scope");
+    assert!(
+        matches!(refused, wave_mcp_manager::Error::NeedsSignIn { .. }),
+        "{refused}"
+    );
+    let row = server(&manager, "s");
+    assert_eq!(row.status, Status::NeedsAuth, "{:?}", row.error);
+    let reason = row.error.expect("a reason");
+    assert!(
+        reason.contains("`basic write`"),
+        "names the scopes: {reason}"
+    );
+    assert!(reason.contains("wave-mcp login s"), "{reason}");
+    assert_in_words(&reason);
+
+    manager
+        .login("s", following_opener(), Duration::from_secs(60))
+        .await
+        .expect("step-up sign-in");
+    let asked = fixture.requests_to("/authorize");
+    assert_eq!(asked.len(), 2);
+    let mut scopes: Vec<&str> = asked[1].query["scope"].split(' ').collect();
+    scopes.sort_unstable();
+    assert_eq!(scopes, ["basic", "write"]);
+    assert_eq!(status(&manager, "s"), Status::Connected);
+    let result = manager
+        .call_tool("mcp__s__write_note", None)
+        .await
+        .expect("the call works with the new scope");
+    let said = serde_json::to_string(&result.content).unwrap();
+    assert!(said.contains("noted with basic write"), "{said}");
+    manager.cleanup().await;
+}
+
 /// SPEC-2: a server that refuses every token with 403 is not an endless sign-in loop: after 3
 /// step-up sign-ins, the error says signing in again will not help and `login` refuses.
 #[tokio::test]

@@ -20,8 +20,10 @@ mod reconnect;
 mod reload;
 mod sse;
 mod support;
+mod tasks;
 mod tools;
 mod trust;
+mod verbs;
 
 /// The sidecar's LSP test client lives in the testkit (one client for every suite and the bench).
 use wave_mcp_testkit::lsp as lsp_client;

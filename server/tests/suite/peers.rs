@@ -33,6 +33,8 @@ mod long;
 /// Prompts and resources of the same peers (PRM-1 .. PRM-4).
 mod prompts;
 mod roots;
+/// Tool calls run as tasks, against PyPI fastmcp-tasks (SRV-5).
+mod tasks;
 
 const MARKER_VAR: &str = "WAVE_PEER_MARKER";
 

@@ -311,6 +311,8 @@ struct Settings {
     echo_description: Option<PathBuf>,
     /// `--replay-catalog`: the recorded tools, listed instead of the built-in ones.
     replay: Vec<rmcp::model::Tool>,
+    /// The tasks of the `task` tool (SRV-5).
+    tasks: task_tool::Tasks,
 }
 
 impl Settings {
@@ -557,6 +559,15 @@ impl ServerHandler for TestServer {
             capabilities.prompts = Some(Default::default());
             capabilities.resources = Some(Default::default());
         }
+        if self.settings.exposes(task_tool::TASK_TOOL) {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_string(),
+                    JsonObject::new(),
+                );
+        }
         if self.settings.logging {
             #[allow(deprecated)] // Logging is deprecated from 2026-07-28 on (SEP-2577).
             {
@@ -653,6 +664,11 @@ impl ServerHandler for TestServer {
         if request.name == TEMPERATURE_TOOL {
             return Ok(CallToolResponse::Complete(temperature(&request)));
         }
+        if request.name == task_tool::TASK_TOOL {
+            let (id, response) = self.settings.tasks.create(&request);
+            self.settings.events.record("task-create", Some(&id));
+            return Ok(response);
+        }
         let name = request.name.clone();
         let peer = context.peer.clone();
         let call = ToolCallContext::new(self, request, context);
@@ -665,6 +681,39 @@ impl ServerHandler for TestServer {
             self.settings.events.record("list-changed", None);
         }
         response
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.settings.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let answer = self
+            .settings
+            .tasks
+            .update(&request.task_id, &request.input_responses)?;
+        self.settings.events.record("task-update", Some(&answer));
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.settings.tasks.cancel(&request.task_id)?;
+        self.settings
+            .events
+            .record("task-cancel", Some(&request.task_id));
+        Ok(())
     }
 
     #[allow(deprecated)] // Logging is deprecated from 2026-07-28 on (SEP-2577).
@@ -725,6 +774,9 @@ impl ServerHandler for TestServer {
         }
         if self.settings.exposes(TEMPERATURE_TOOL) {
             tools.push(temperature_tool());
+        }
+        if self.settings.exposes(task_tool::TASK_TOOL) {
+            tools.push(task_tool::tool());
         }
         if let Some(path) = &self.settings.echo_description
             && let Some(echo) = tools.iter_mut().find(|t| t.name == "echo")
@@ -909,6 +961,8 @@ fn temperature(request: &CallToolRequestParams) -> CallToolResult {
 }
 
 /// `--prompts`: the prompts and resources of the test server (PRM-1 .. PRM-3).
+mod task_tool;
+
 mod test_prompts {
     use rmcp::ErrorData as McpError;
     use rmcp::model::{
@@ -1039,7 +1093,14 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
         .filter(|name| !name.is_empty())
     {
         if !ALL_TOOLS.contains(&name)
-            && ![SET_TOOLS, PROGRESS_TOOL, ASK_TOOL, TEMPERATURE_TOOL].contains(&name)
+            && ![
+                SET_TOOLS,
+                PROGRESS_TOOL,
+                ASK_TOOL,
+                TEMPERATURE_TOOL,
+                task_tool::TASK_TOOL,
+            ]
+            .contains(&name)
         {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",
@@ -1624,6 +1685,7 @@ fn run_server(args: Args) -> Result<()> {
         hostile: args.hostile_text,
         echo_description: args.echo_description_file.clone(),
         replay: read_replay_catalog(args.replay_catalog.as_deref())?,
+        tasks: task_tool::Tasks::default(),
     });
     let required_header = args
         .require_header

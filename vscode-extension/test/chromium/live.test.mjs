@@ -1,7 +1,8 @@
 // Live turns in the shared chat page, headless Chromium against the REAL sidecar (`wave-mcp lsp`)
 // and our test server, through the JCEF adapter: streamed text (LONG-1), a running tool call
 // with its progress bar, or its message and a spinner without a total (LONG-2), and Stop (LONG-3),
-// with the server's record of the cancel.
+// with the server's record of the cancel; a tool the server runs as a task shows its status
+// message on the running call and Stop cancels the task (SRV-5).
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -143,6 +144,29 @@ describe("live turns in the chat page (JCEF bridge, real sidecar)", () => {
       await page.locator("#chat-stop").click();
       await page.locator(".chat-error", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
       assert.equal(await page.locator(".tool-running").count(), 0, "no call runs any more");
+      assert.deepEqual(errors, []);
+    } finally {
+      await chat.close();
+    }
+  });
+  test("SRV-5: a task tool's status message shows on the running call; Stop sends tasks/cancel", async () => {
+    const chat = await openChat([{ call: "mcp__work__task", arguments: { hold: true } }, { say: "after the stop" }], (sandbox) => ({
+      work: { command: testServerBin, args: ["--tools", "task", "--event-log", path.join(sandbox.root, "task-events.log")] },
+    }));
+    const { page, errors, relay, sandbox } = chat;
+    const events = path.join(sandbox.root, "task-events.log");
+    try {
+      await page.locator("#chat-input").fill("run the task");
+      await page.locator("#chat-send").click();
+      const text = page.locator(".tool-running .tool-progress-text");
+      await until(async () => ((await text.textContent().catch(() => "")) ?? "") === "holding", "the task's status message", 60_000);
+      assert.equal(await page.locator(".tool-running progress").count(), 0, "no bar: a task's status has no total");
+      const progress = relay.pushes.filter((p) => p.method === "wave/session/progress");
+      assert.ok(progress.some((p) => p.params.message === "holding" && p.params.total === undefined), "the status as progress");
+      await page.screenshot({ path: path.join(outputDir, "44-chat-task-status.png"), fullPage: true });
+      await page.locator("#chat-stop").click();
+      await page.locator(".chat-error", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
+      await until(() => fs.existsSync(events) && fs.readFileSync(events, "utf8").includes("task-cancel"), "the server got tasks/cancel");
       assert.deepEqual(errors, []);
     } finally {
       await chat.close();

@@ -4,4 +4,5 @@ mod cache;
 mod generations;
 mod lazy;
 mod support;
+mod tasks;
 mod teardown;
