@@ -384,3 +384,53 @@ async fn srv_3_sidecar_never_asks_a_server_without_the_completions_capability() 
         .await;
     assert!(malformed.message.contains("ref/prompt"), "{malformed:?}");
 }
+
+// SRV-3: a server that declares `completions` is asked `completion/complete` with the prompt or
+// template, the argument as typed and the arguments already given as context; its values come
+// back as `wave/mcp/complete`'s answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_3_sidecar_completes_prompt_arguments_with_context_and_template_variables() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts", "--completions"]) }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+    let review = json!({ "type": "ref/prompt", "name": "review" });
+    let files = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "a", "ref": review, "argument": { "name": "file", "value": "src/" } }),
+        )
+        .await;
+    assert_eq!(files["values"], json!(["src/main.rs", "src/lib.rs"]));
+    let focus = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "a", "ref": review, "argument": { "name": "focus", "value": "" },
+                    "context": { "arguments": { "file": "src/main.rs" } } }),
+        )
+        .await;
+    assert_eq!(focus["values"], json!(["ownership", "lifetimes"]));
+    let numbers = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "a", "ref": { "type": "ref/resource", "uri": "test://doc/{n}" },
+                    "argument": { "name": "n", "value": "2" } }),
+        )
+        .await;
+    assert_eq!(
+        numbers["values"],
+        json!(["2", "20", "21", "22", "23", "24", "25"])
+    );
+    let asked: Vec<String> = sandbox
+        .events()
+        .into_iter()
+        .filter(|e| e.starts_with("complete "))
+        .map(|e| e.splitn(3, ' ').nth(2).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        asked,
+        vec!["file src/", "focus  file=src/main.rs", "n 2"],
+        "what the server was asked"
+    );
+    sidecar.stop().await;
+}
