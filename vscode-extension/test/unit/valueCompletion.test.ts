@@ -74,7 +74,11 @@ describe("argument values (SRV-3)", () => {
     const two = "@gh:repo://wave/{repo}/readme";
     const target = templateVariableAt(two, 16, 22, [doc, pair])!;
     expect(target).toMatchObject({ argument: "repo", value: "", context: { owner: "wave" } });
-    expect(templateVariableAt("@gh:repo://wa", 13, 13, [pair])).toMatchObject({ argument: "owner", value: "wa" });
+    expect(templateVariableAt("@gh:repo://wa", 13, 13, [pair])).toMatchObject({ argument: "owner", value: "wa", context: {} });
+    expect(templateVariableAt("@gh:repo://wave/re", 18, 18, [pair])).toMatchObject({ argument: "repo", value: "re", context: { owner: "wave" }, start: 16, end: 18 });
+    // Typed up to the cursor only when the cursor ends the mention.
+    expect(templateVariableAt("@gh:repo://wa x", 13, 13, [pair])).toMatchObject({ argument: "owner", value: "wa" });
+    expect(templateVariableAt("@gh:repo://wa/", 13, 13, [pair])).toBeUndefined();
     expect(templateVariableAt("@other:test://doc/1", 19, 19, [doc])).toBeUndefined();
   });
 

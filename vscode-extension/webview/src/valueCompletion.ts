@@ -131,22 +131,35 @@ export function promptArgumentAt(text: string, cursor: number, prompts: McpPromp
   };
 }
 
-/** A template's expressions: the name of each `{…}` (operator, modifiers and further names dropped). */
-function templatePattern(uriTemplate: string): { pattern: RegExp; names: string[] } {
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * A template as patterns with a group per expression (its value, or the `{…}` itself): `whole`
+ * matches a whole URI, `typed` the start of one that ends inside an expression (the user is
+ * typing it); `names` are the expressions' names (operator, modifiers and further names dropped).
+ */
+function templatePattern(uriTemplate: string): { whole: RegExp; typed: RegExp; names: string[] } {
   const names: string[] = [];
-  let source = "";
+  const literals: string[] = [];
+  const groups: string[] = [];
+  let literal = "";
   for (const part of uriTemplate.split(/(\{[^{}]*\})/)) {
     const expression = /^\{([+#./;?&]?)([^{}]*)\}$/.exec(part);
     if (!expression) {
-      source += part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      literal += escape(part);
       continue;
     }
     names.push(expression[2].split(",")[0].replace(/(\*|:\d+)$/, ""));
     const reserved = expression[1] === "+" || expression[1] === "#";
-    const literal = part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    source += `(${literal}|${reserved ? "[^\\s{}]*" : "[^/?#&\\s{}]*"})`;
+    literals.push(literal);
+    literal = "";
+    groups.push(`(${escape(part)}|${reserved ? "[^\\s{}]*" : "[^/?#&\\s{}]*"})`);
   }
-  return { pattern: new RegExp(`^${source}$`, "d"), names };
+  const whole = literals.map((l, i) => l + groups[i]).join("") + literal;
+  // lit0 g0 (?: lit1 g1 (?: lit2 g2 )? )?: the text may stop in any expression.
+  let typed = "";
+  for (let i = groups.length - 1; i >= 0; i--) typed = `${literals[i]}${groups[i]}${typed ? `(?:${typed})?` : ""}`;
+  return { whole: new RegExp(`^${whole}$`, "d"), typed: new RegExp(`^${typed}$`, "d"), names };
 }
 
 /**
@@ -168,8 +181,10 @@ export function templateVariableAt(
     const prefix = `@${template.server}:`;
     if (!word.startsWith(prefix)) continue;
     const uriStart = start + prefix.length;
-    const { pattern, names } = templatePattern(template.uriTemplate);
-    const match = pattern.exec(word.slice(prefix.length));
+    const { whole, typed, names } = templatePattern(template.uriTemplate);
+    const uri = word.slice(prefix.length);
+    // A whole URI, or one typed up to the cursor at the word's end.
+    const match = whole.exec(uri) ?? (cursor === start + rest ? typed.exec(uri) : null);
     if (!match?.indices) continue;
     const at = cursor - uriStart;
     const found = names.findIndex((_, i) => {
@@ -183,7 +198,7 @@ export function templateVariableAt(
     const context: Record<string, string> = {};
     names.forEach((name, i) => {
       const value = match[i + 1];
-      if (i !== found && value !== "" && !/^\{.*\}$/.test(value)) context[name] = value;
+      if (i !== found && value && !/^\{.*\}$/.test(value)) context[name] = value;
     });
     return {
       server: template.server,
