@@ -178,7 +178,9 @@ export class CompletionMenu {
     input.addEventListener("keydown", (ev) => this.onKey(ev));
     input.addEventListener("input", () => void this.update());
     input.addEventListener("click", () => void this.update());
-    input.addEventListener("blur", () => setTimeout(() => this.close(), 150));
+    // Closed a moment after the input loses its focus, unless it has it back by then (typing on
+    // right after a click elsewhere keeps the menu that the typing opens).
+    input.addEventListener("blur", () => setTimeout(() => input.ownerDocument.activeElement !== input && this.close(), 150));
   }
 
   /** The servers changed: ask for the lists again (now if a menu is open). */
