@@ -269,4 +269,40 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       await chat.close();
     }
   });
+
+  test("SRV-3: an answer to a question the input no longer asks is dropped; the newer question's values stay", async () => {
+    const chat = await openDocsChat({ completions: true });
+    const { page, errors, relay, sidecar, input, menu } = chat;
+    const values = async () => (await rows(page)).map((r) => r[0]);
+    const menuShows = (expected, what) =>
+      until(async () => (await menu.isVisible()) && JSON.stringify(await values()) === JSON.stringify(expected), what);
+    try {
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+      await input.click();
+      await input.fill("/mcp__docs__review src");
+      // The question for "src" is held back on its way to the sidecar; the user types on.
+      const held = relay.holdNext("wave/mcp/complete");
+      await input.pressSequentially("/");
+      assert.deepEqual((await held.reached).argument, { name: "file", value: "src/" });
+      await input.fill("/mcp__docs__review R");
+      await input.press("End");
+      await input.pressSequentially("E");
+      await menuShows(["README.md"], "the values for RE");
+      held.release();
+      await until(
+        async () => relay.sidecarLog.some((e) => e.method === "wave/mcp/complete" && e.params.argument.value === "src/"),
+        "the held question answered",
+      );
+      // The late answer (src/main.rs, src/lib.rs) is not shown: a round trip through the relay
+      // after it, so the page has had it.
+      await page.evaluate(() => window.waveHostQuery(JSON.stringify({ method: "host/notify", params: { level: "info", message: "after" } })));
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+      assert.deepEqual(await values(), ["README.md"]);
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__review README.md ");
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await chat.close();
+    }
+  });
 });
