@@ -614,6 +614,89 @@ pub struct McpResourcesResult {
     pub templates: Vec<McpResourceTemplateView>,
 }
 
+/// What a completion is for: a prompt's argument or a resource template's variable (SRV-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+pub enum CompletionRefKind {
+    /// An argument of the prompt `name`.
+    #[serde(rename = "ref/prompt")]
+    Prompt,
+    /// A variable of the resource template `uri`.
+    #[serde(rename = "ref/resource")]
+    Resource,
+}
+
+/// `{ type: "ref/prompt", name }` or `{ type: "ref/resource", uri }`, as MCP's
+/// `completion/complete` has it (SRV-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionRef {
+    #[serde(rename = "type")]
+    pub kind: CompletionRefKind,
+    /// The prompt's name (with `ref/prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub name: Option<String>,
+    /// The resource template, e.g. `file:///{path}` (with `ref/resource`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub uri: Option<String>,
+}
+
+/// The argument being completed and what the user has typed of it so far.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionArgument {
+    pub name: String,
+    pub value: String,
+}
+
+/// The arguments already chosen, which the server may use to narrow its suggestions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionContext {
+    #[serde(default)]
+    pub arguments: std::collections::BTreeMap<String, String>,
+}
+
+/// Params of `wave/mcp/complete` (SRV-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpCompleteParams {
+    /// Default: `"default"`, the workspace's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+    /// The server's name as listed.
+    pub server: String,
+    #[serde(rename = "ref")]
+    pub reference: CompletionRef,
+    pub argument: CompletionArgument,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub context: Option<CompletionContext>,
+}
+
+/// Result of `wave/mcp/complete`: suggested values, best first, at most 100 (SRV-3).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct McpCompleteResult {
+    pub values: Vec<String>,
+    /// How many values the server has in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub total: Option<u32>,
+    /// The server has more values than these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub has_more: Option<bool>,
+}
+
 /// Params of `wave/session/create`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
@@ -1097,6 +1180,10 @@ messages! {
     /// The resources and resource templates of a session's servers, live or cached (PRM-3);
     /// changes come as `wave/mcp/serversChanged` (PRM-4).
     Request McpResources = "wave/mcp/resources", ClientToServer, Webview, SessionParams -> McpResourcesResult;
+    /// Suggested values for a prompt's argument or a resource template's variable, from the
+    /// server's `completion/complete`; empty for a server that does not declare `completions`
+    /// (it is never asked) or that is not connected (SRV-3).
+    Request McpComplete = "wave/mcp/complete", ClientToServer, Webview, McpCompleteParams -> McpCompleteResult;
     /// One server's log: its log messages and stderr lines, the newest 2,000 (SRV-2). An
     /// unknown server has an empty log.
     Request McpLogs = "wave/mcp/logs", ClientToServer, Webview, ServerParams -> McpLogsResult;

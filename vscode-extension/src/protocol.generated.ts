@@ -456,6 +456,61 @@ export type McpResourceTemplateView = { server: string, uriTemplate: string, nam
 export type McpResourcesResult = { sessionId: string, resources: Array<McpResourceView>, templates: Array<McpResourceTemplateView>, };
 
 /**
+ * What a completion is for: a prompt's argument or a resource template's variable (SRV-3).
+ */
+export type CompletionRefKind = "ref/prompt" | "ref/resource";
+
+/**
+ * `{ type: "ref/prompt", name }` or `{ type: "ref/resource", uri }`, as MCP's
+ * `completion/complete` has it (SRV-3).
+ */
+export type CompletionRef = { type: CompletionRefKind, 
+/**
+ * The prompt's name (with `ref/prompt`).
+ */
+name?: string, 
+/**
+ * The resource template, e.g. `file:///{path}` (with `ref/resource`).
+ */
+uri?: string, };
+
+/**
+ * The argument being completed and what the user has typed of it so far.
+ */
+export type CompletionArgument = { name: string, value: string, };
+
+/**
+ * The arguments already chosen, which the server may use to narrow its suggestions.
+ */
+export type CompletionContext = { arguments: { [key in string]: string }, };
+
+/**
+ * Params of `wave/mcp/complete` (SRV-3).
+ */
+export type McpCompleteParams = { 
+/**
+ * Default: `"default"`, the workspace's agent.
+ */
+sessionId?: string, 
+/**
+ * The server's name as listed.
+ */
+server: string, ref: CompletionRef, argument: CompletionArgument, context?: CompletionContext, };
+
+/**
+ * Result of `wave/mcp/complete`: suggested values, best first, at most 100 (SRV-3).
+ */
+export type McpCompleteResult = { values: Array<string>, 
+/**
+ * How many values the server has in all.
+ */
+total?: number, 
+/**
+ * The server has more values than these.
+ */
+hasMore?: boolean, };
+
+/**
  * Params of `wave/session/create`.
  */
 export type SessionCreateParams = { 
@@ -810,6 +865,7 @@ export const Methods = {
   mcpConfigPaths: "wave/mcp/configPaths",
   mcpPrompts: "wave/mcp/prompts",
   mcpResources: "wave/mcp/resources",
+  mcpComplete: "wave/mcp/complete",
   mcpLogs: "wave/mcp/logs",
   mcpLogAppended: "wave/mcp/logAppended",
   mcpServersChanged: "wave/mcp/serversChanged",
@@ -844,6 +900,7 @@ export interface Requests {
   "wave/mcp/configPaths": { params: SessionParams; result: ConfigPaths };
   "wave/mcp/prompts": { params: SessionParams; result: McpPromptsResult };
   "wave/mcp/resources": { params: SessionParams; result: McpResourcesResult };
+  "wave/mcp/complete": { params: McpCompleteParams; result: McpCompleteResult };
   "wave/mcp/logs": { params: ServerParams; result: McpLogsResult };
   "wave/session/create": { params: SessionCreateParams; result: SessionCreated };
   "wave/session/send": { params: SessionSendParams; result: SessionSendAccepted };
@@ -873,7 +930,7 @@ export interface Notifications {
 export const NOTIFICATION_METHODS = ["wave/mcp/logAppended", "wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete", "wave/workspace/trust"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/complete", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */

@@ -61,6 +61,12 @@ pub enum Error {
         prompt: String,
         reason: String,
     },
+    #[error("completion of \"{argument}\" for MCP server \"{server}\" failed: {reason}")]
+    Completion {
+        server: String,
+        argument: String,
+        reason: String,
+    },
     #[error("resource \"{uri}\" of MCP server \"{server}\" could not be read: {reason}")]
     Resource {
         server: String,

@@ -46,8 +46,9 @@ pub use manager::{
 };
 pub use render::result_text;
 pub use rmcp::model::{
-    CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult,
-    ResourceContents, Role as PromptRole, ToolAnnotations,
+    CallToolResult, CompletionInfo, ContentBlock, GetPromptResult, PromptMessage,
+    ReadResourceResult, Reference as CompletionReference, ResourceContents, Role as PromptRole,
+    ToolAnnotations,
 };
 pub use switches::ToolSwitches;
 pub use trust::{ServerApproval, TrustStore};

@@ -42,7 +42,8 @@ use wave_mcp_protocol::{
     WorkspaceTrustParams,
 };
 use wave_mcp_protocol::{
-    McpLogs, McpLogsResult, McpPrompts, McpPromptsResult, McpResources, McpResourcesResult,
+    McpComplete, McpCompleteParams, McpCompleteResult, McpLogs, McpLogsResult, McpPrompts,
+    McpPromptsResult, McpResources, McpResourcesResult,
 };
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
 
@@ -126,6 +127,7 @@ pub async fn run() -> Result<()> {
     .custom_method(McpConfigPaths::METHOD, Backend::dispatch::<McpConfigPaths>)
     .custom_method(McpPrompts::METHOD, Backend::dispatch::<McpPrompts>)
     .custom_method(McpLogs::METHOD, Backend::dispatch::<McpLogs>)
+    .custom_method(McpComplete::METHOD, Backend::dispatch::<McpComplete>)
     .custom_method(McpResources::METHOD, Backend::dispatch::<McpResources>)
     .custom_method(SessionCreate::METHOD, Backend::dispatch::<SessionCreate>)
     .custom_method(SessionSend::METHOD, Backend::dispatch::<SessionSend>)
@@ -441,6 +443,32 @@ impl Handles<McpLogs> for Backend {
     async fn handle(&self, params: ServerParams) -> jsonrpc::Result<McpLogsResult> {
         let session = self.registry()?.get(params.session_id.as_deref())?;
         Ok(session.logs(&params.name))
+    }
+}
+
+impl Handles<McpComplete> for Backend {
+    async fn handle(&self, params: McpCompleteParams) -> jsonrpc::Result<McpCompleteResult> {
+        use wave_mcp_manager::CompletionReference;
+        use wave_mcp_protocol::CompletionRefKind;
+        let session = self.registry()?.get(params.session_id.as_deref())?;
+        let target = match params.reference.kind {
+            CompletionRefKind::Prompt => params.reference.name.map(CompletionReference::for_prompt),
+            CompletionRefKind::Resource => {
+                params.reference.uri.map(CompletionReference::for_resource)
+            }
+        };
+        let Some(reference) = target else {
+            return Err(jsonrpc::Error::invalid_params(
+                "ref needs \"name\" with ref/prompt and \"uri\" with ref/resource",
+            ));
+        };
+        let context = params
+            .context
+            .map(|c| c.arguments.into_iter().collect())
+            .unwrap_or_default();
+        Ok(session
+            .complete(&params.server, reference, &params.argument, context)
+            .await?)
     }
 }
 

@@ -366,6 +366,33 @@ impl Session {
         }
     }
 
+    /// `wave/mcp/complete` (SRV-3): the server's suggestions for one argument. A server without
+    /// the `completions` capability is never asked; one that is not connected, or whose answer
+    /// fails, has no suggestions (logged): a menu has nothing to show, not an error.
+    pub async fn complete(
+        &self,
+        server: &str,
+        reference: wave_mcp_manager::CompletionReference,
+        argument: &wave_mcp_protocol::CompletionArgument,
+        context: std::collections::HashMap<String, String>,
+    ) -> Result<wave_mcp_protocol::McpCompleteResult, Failure> {
+        match self
+            .manager
+            .complete(server, reference, &argument.name, &argument.value, context)
+            .await
+        {
+            Ok(info) => Ok(wave_mcp_protocol::McpCompleteResult {
+                values: info.values,
+                total: info.total,
+                has_more: info.has_more,
+            }),
+            Err(e) => {
+                self.failure(e)?;
+                Ok(wave_mcp_protocol::McpCompleteResult::default())
+            }
+        }
+    }
+
     /// Connects and answers with the snapshot, also when the connect failed: the reason is the
     /// row's `error` (UI-12). Only a name that is not configured, or a project server the user
     /// has not approved (TRUST-1), is an error.

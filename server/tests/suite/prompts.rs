@@ -341,3 +341,96 @@ async fn prm_2_a_hashed_prompt_name_reaches_its_server() {
     );
     sidecar.stop().await;
 }
+
+// SRV-3: a server that does not declare the `completions` capability is never sent
+// `completion/complete` (our test server records every one it gets); `wave/mcp/complete`
+// answers with no values. A ref without its name is the request's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_3_sidecar_never_asks_a_server_without_the_completions_capability() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts"]) }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+    for reference in [
+        json!({ "type": "ref/prompt", "name": "review" }),
+        json!({ "type": "ref/resource", "uri": "test://doc/{n}" }),
+    ] {
+        let answer = sidecar
+            .ok(
+                "wave/mcp/complete",
+                json!({
+                    "server": "a", "ref": reference,
+                    "argument": { "name": "file", "value": "src" },
+                    "context": { "arguments": { "focus": "style" } },
+                }),
+            )
+            .await;
+        assert_eq!(answer, json!({ "values": [] }));
+    }
+    let asked: Vec<String> = sandbox
+        .events()
+        .into_iter()
+        .filter(|e| e.starts_with("complete "))
+        .collect();
+    assert_eq!(asked, Vec::<String>::new());
+    let malformed = sidecar
+        .err(
+            "wave/mcp/complete",
+            json!({
+                "server": "a", "ref": { "type": "ref/prompt" },
+                "argument": { "name": "file", "value": "" },
+            }),
+        )
+        .await;
+    assert!(malformed.message.contains("ref/prompt"), "{malformed:?}");
+}
+
+// SRV-3: a server that declares `completions` is asked `completion/complete` with the prompt or
+// template, the argument as typed and the arguments already given as context; its values come
+// back as `wave/mcp/complete`'s answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_3_sidecar_completes_prompt_arguments_with_context_and_template_variables() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts", "--completions"]) }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    sidecar.ok("wave/mcp/connect", json!({ "name": "a" })).await;
+    let review = json!({ "type": "ref/prompt", "name": "review" });
+    let files = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "a", "ref": review, "argument": { "name": "file", "value": "src/" } }),
+        )
+        .await;
+    assert_eq!(files["values"], json!(["src/main.rs", "src/lib.rs"]));
+    let focus = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "a", "ref": review, "argument": { "name": "focus", "value": "" },
+                    "context": { "arguments": { "file": "src/main.rs" } } }),
+        )
+        .await;
+    assert_eq!(focus["values"], json!(["ownership", "lifetimes"]));
+    let numbers = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "a", "ref": { "type": "ref/resource", "uri": "test://doc/{n}" },
+                    "argument": { "name": "n", "value": "2" } }),
+        )
+        .await;
+    assert_eq!(
+        numbers["values"],
+        json!(["2", "20", "21", "22", "23", "24", "25"])
+    );
+    let asked: Vec<String> = sandbox
+        .events()
+        .into_iter()
+        .filter(|e| e.starts_with("complete "))
+        .map(|e| e.splitn(3, ' ').nth(2).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        asked,
+        vec!["file src/", "focus  file=src/main.rs", "n 2"],
+        "what the server was asked"
+    );
+    sidecar.stop().await;
+}

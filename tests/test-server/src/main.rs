@@ -206,6 +206,11 @@ struct Args {
     /// `test://doc/{n}`) (PRM-1 .. PRM-3).
     #[arg(long)]
     prompts: bool,
+    /// With `--prompts`: declare the `completions` capability and complete `review`'s `file`
+    /// (from a fixed list of files, by prefix), its `focus` (from what suits the `file` given
+    /// as context) and the template's `{n}` (document numbers, by prefix) (SRV-3).
+    #[arg(long)]
+    completions: bool,
     /// Declare the `logging` capability and record each `logging/setLevel` as the event
     /// `set-level <level>` (SRV-2).
     #[arg(long)]
@@ -303,6 +308,8 @@ struct Settings {
     events: EventLog,
     /// `--prompts`: prompts and resources are offered.
     prompts: bool,
+    /// `--completions`: the `completions` capability is declared.
+    completions: bool,
     /// `--logging`: the `logging` capability is declared.
     logging: bool,
     /// `--hostile-text`: the `hostile` tool is listed and the texts carry [`HOSTILE`].
@@ -558,6 +565,9 @@ impl ServerHandler for TestServer {
         if self.settings.prompts {
             capabilities.prompts = Some(Default::default());
             capabilities.resources = Some(Default::default());
+        }
+        if self.settings.completions {
+            capabilities.completions = Some(Default::default());
         }
         if self.settings.exposes(task_tool::TASK_TOOL) {
             capabilities
@@ -829,6 +839,38 @@ impl ServerHandler for TestServer {
         test_prompts::get(request).map(rmcp::model::GetPromptResponse::Complete)
     }
 
+    /// Records every `completion/complete` it gets as `complete <argument> <value>[ <context>]`
+    /// (the context as `name=value,...`): without `--completions` the server does not declare
+    /// `completions`, so a client must never ask it (SRV-3).
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let given = request
+            .context
+            .as_ref()
+            .and_then(|c| c.arguments.as_ref())
+            .map(|arguments| {
+                let mut pairs: Vec<String> =
+                    arguments.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                pairs.sort();
+                pairs.join(",")
+            })
+            .unwrap_or_default();
+        let detail = format!(
+            "{} {} {given}",
+            request.argument.name, request.argument.value
+        );
+        self.settings
+            .events
+            .record("complete", Some(detail.trim_end()));
+        let values = test_prompts::complete(&request);
+        Ok(rmcp::model::CompleteResult::new(
+            rmcp::model::CompletionInfo::new(values).unwrap_or_default(),
+        ))
+    }
+
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -1018,6 +1060,39 @@ mod test_prompts {
         page.next_cursor = (end < DOCS).then(|| end.to_string());
         Ok(page)
     }
+
+    /// `--completions` (SRV-3): `review`'s `file` from [`FILES`] by prefix; its `focus` from
+    /// what suits the `file` of the context (Rust files: ownership, lifetimes; others: style,
+    /// naming), by prefix; the template's `n` from the document numbers, by prefix.
+    pub fn complete(request: &rmcp::model::CompleteRequestParams) -> Vec<String> {
+        let typed = request.argument.value.as_str();
+        let given = |name: &str| {
+            let arguments = request.context.as_ref()?.arguments.as_ref()?;
+            arguments.get(name).cloned()
+        };
+        let candidates: Vec<String> = match (&request.r#ref, request.argument.name.as_str()) {
+            (rmcp::model::Reference::Prompt(p), "file") if p.name == "review" => {
+                FILES.iter().map(|f| f.to_string()).collect()
+            }
+            (rmcp::model::Reference::Prompt(p), "focus") if p.name == "review" => {
+                match given("file").is_some_and(|f| f.ends_with(".rs")) {
+                    true => vec!["ownership".into(), "lifetimes".into()],
+                    false => vec!["style".into(), "naming".into()],
+                }
+            }
+            (rmcp::model::Reference::Resource(r), "n") if r.uri == "test://doc/{n}" => {
+                (1..=DOCS).map(|n| n.to_string()).collect()
+            }
+            _ => Vec::new(),
+        };
+        candidates
+            .into_iter()
+            .filter(|c| c.starts_with(typed))
+            .collect()
+    }
+
+    /// The files `review`'s `file` completes to.
+    const FILES: [&str; 4] = ["src/main.rs", "src/lib.rs", "docs/guide.md", "README.md"];
 
     pub fn read(uri: &str) -> Result<ReadResourceResult, McpError> {
         let n = uri
@@ -1665,6 +1740,7 @@ fn run_server(args: Args) -> Result<()> {
         retool_on_signal: args.retool_on_sigusr1.is_some(),
         events,
         prompts: args.prompts,
+        completions: args.completions,
         logging: args.logging,
         hostile: args.hostile_text,
         echo_description: args.echo_description_file.clone(),

@@ -31,9 +31,11 @@ const rows = (page) =>
  * The chat page on the real sidecar, whose project has our test server `docs` with `--prompts`
  * (not connected yet); `close()` ends the page and the sidecar and removes the sandbox.
  */
-async function openDocsChat() {
+async function openDocsChat({ completions = false } = {}) {
   const sandbox = makeSandbox({ empty: true });
-  writeProject(sandbox, { docs: { command: testServerBin, args: ["--name", "docs", "--prompts"] } });
+  const events = path.join(sandbox.root, "events.log");
+  const args = ["--name", "docs", "--prompts", "--event-log", events, ...(completions ? ["--completions"] : [])];
+  writeProject(sandbox, { docs: { command: testServerBin, args } });
   const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: echo.model.baseUrl, WAVE_MODEL: "fake" } });
   const chat = await openChatPage(ui, sidecar, { width: 760, height: 760 });
   return {
@@ -41,6 +43,12 @@ async function openDocsChat() {
     sidecar,
     input: chat.page.locator("#chat-input"),
     menu: chat.page.locator("#completion-menu"),
+    /** What the server was asked of `completion/complete`: `<argument> <value>[ <context>]`. */
+    asked: () =>
+      (fs.existsSync(events) ? fs.readFileSync(events, "utf8") : "")
+        .split("\n")
+        .filter((l) => l.startsWith("complete "))
+        .map((l) => l.split(" ").slice(2).join(" ")),
     async close() {
       await chat.context.close();
       await sidecar.stop();
@@ -227,6 +235,112 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       await page.locator("#chat-send").focus();
       await menu.waitFor({ state: "hidden" });
       assert.equal(await input.getAttribute("aria-expanded"), "false");
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test("SRV-3: after a prompt is chosen its arguments get the server's values (with the arguments given as context), and a resource template's variable too; picked by keyboard and mouse", async () => {
+    const chat = await openDocsChat({ completions: true });
+    const { page, errors, relay, sidecar, input, menu, asked } = chat;
+    const values = async () => (await rows(page)).map((r) => r[0]);
+    const menuShows = (expected, what) =>
+      until(async () => (await menu.isVisible()) && JSON.stringify(await values()) === JSON.stringify(expected), what);
+    try {
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+      await input.click();
+      await input.pressSequentially("/rev");
+      await menu.waitFor({ state: "visible", timeout: 20_000 });
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__review ");
+      // The prompt is chosen: its first argument's values, asked with nothing typed yet.
+      await menuShows(["src/main.rs", "src/lib.rs", "docs/guide.md", "README.md"], "the values of `file`");
+      assert.deepEqual((await rows(page))[0], ["src/main.rs", "file", "true"]);
+      await input.pressSequentially("src/");
+      await menuShows(["src/main.rs", "src/lib.rs"], "the values of `file` starting with src/");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__review src/lib.rs ");
+      // The second argument, with the first as context: a Rust file's focus.
+      await menuShows(["ownership", "lifetimes"], "the values of `focus` for src/lib.rs");
+      await page.screenshot({ path: path.join(outputDir, "34-chat-prompt-argument-values.png"), fullPage: true });
+      await page.locator("#completion-menu .completion-item", { hasText: "lifetimes" }).click();
+      assert.equal(await input.inputValue(), "/mcp__docs__review src/lib.rs lifetimes ");
+      assert.equal(await menu.isVisible(), false, "no argument is left");
+      const complete = relay.sidecarLog.filter((e) => e.method === "wave/mcp/complete");
+      assert.deepEqual(complete.at(-1).params, {
+        sessionId: complete.at(-1).params.sessionId,
+        server: "docs",
+        ref: { type: "ref/prompt", name: "review" },
+        argument: { name: "focus", value: "" },
+        context: { arguments: { file: "src/lib.rs" } },
+      });
+      assert.ok(asked().includes("focus  file=src/lib.rs"), `the server was asked with the context: ${asked().join(" | ")}`);
+      await page.keyboard.press("Enter");
+      await page
+        .locator(".msg-assistant", { hasText: "reply to Review src/lib.rs with a focus on lifetimes." })
+        .waitFor({ timeout: 30_000 });
+
+      // `@`: the template is inserted with `{n}` selected, and its values are offered at once.
+      await input.pressSequentially("summarize @{");
+      await menuShows(["@docs:test://doc/{n}"], "the template");
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/{n} ");
+      await menuShows(
+        Array.from({ length: 25 }, (_, i) => String(i + 1)),
+        "the values of the template's n",
+      );
+      await input.pressSequentially("2");
+      await menuShows(["2", "20", "21", "22", "23", "24", "25"], "the values of n starting with 2");
+      await page.screenshot({ path: path.join(outputDir, "35-chat-template-variable-values.png"), fullPage: true });
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("Tab");
+      assert.equal(await input.inputValue(), "summarize @docs:test://doc/23 ");
+      assert.ok(asked().includes("n 2"), `the server was asked for n: ${asked().join(" | ")}`);
+      await until(async () => !(await menu.isVisible()) || (await values()).includes("@docs:test://doc/23"), "the menu after the pick");
+      await page.keyboard.press("Escape");
+      await page.locator("#chat-send").click();
+      await page.locator(".msg-assistant", { hasText: "document 23" }).waitFor({ timeout: 30_000 });
+      assert.deepEqual(errors, [], "no script or CSP errors in the page");
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test("SRV-3: an answer to a question the input no longer asks is dropped; the newer question's values stay", async () => {
+    const chat = await openDocsChat({ completions: true });
+    const { page, errors, relay, sidecar, input, menu } = chat;
+    const values = async () => (await rows(page)).map((r) => r[0]);
+    const menuShows = (expected, what) =>
+      until(async () => (await menu.isVisible()) && JSON.stringify(await values()) === JSON.stringify(expected), what);
+    try {
+      await sidecar.request("wave/mcp/connect", { name: "docs" });
+      await input.click();
+      await input.fill("/mcp__docs__review src");
+      // The question for "src" is held back on its way to the sidecar; the user types on.
+      const held = relay.holdNext("wave/mcp/complete");
+      await input.pressSequentially("/");
+      assert.deepEqual((await held.reached).argument, { name: "file", value: "src/" });
+      await input.fill("/mcp__docs__review R");
+      await input.press("End");
+      await input.pressSequentially("E");
+      await menuShows(["README.md"], "the values for RE");
+      held.release();
+      await until(
+        async () => relay.sidecarLog.some((e) => e.method === "wave/mcp/complete" && e.params.argument.value === "src/"),
+        "the held question answered",
+      );
+      // The late answer (src/main.rs, src/lib.rs) is not shown: a round trip through the relay
+      // after it, so the page has had it.
+      await page.evaluate(() => window.waveHostQuery(JSON.stringify({ method: "host/notify", params: { level: "info", message: "after" } })));
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+      assert.deepEqual(await values(), ["README.md"]);
+      await page.keyboard.press("Enter");
+      assert.equal(await input.inputValue(), "/mcp__docs__review README.md ");
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {
       await chat.close();

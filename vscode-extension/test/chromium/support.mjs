@@ -186,6 +186,8 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
   const sidecarLog = [];
   const logins = new Map();
   const failNext = new Map();
+  /** Requests to the sidecar held back until released (`holdNext`). */
+  const holdNext = new Map();
   // Sidecar requests the page answers (PAGE_ANSWERED_REQUESTS): pushed with an id, answered
   // by the page's `host/answer`, as the plugin does.
   const asked = new Map();
@@ -206,6 +208,12 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
       if (params.error !== undefined) waiting?.reject(new Error(params.error));
       else waiting?.resolve(params.result ?? null);
       return JSON.stringify({ result: null });
+    }
+    const held = holdNext.get(method);
+    if (held) {
+      holdNext.delete(method);
+      held.reached(params);
+      await held.released;
     }
     if (failNext.has(method)) {
       const error = failNext.get(method);
@@ -274,6 +282,18 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
     asks,
     /** The next request of `method` fails with this JSON-RPC-like error (a host failure). */
     failNext: (method, error) => failNext.set(method, error),
+    /**
+     * The next request of `method` waits before it goes to the sidecar: `reached` resolves with
+     * its params when it arrives, `release()` lets it go on.
+     */
+    holdNext(method) {
+      let release;
+      const released = new Promise((r) => (release = r));
+      let reached;
+      const arrived = new Promise((r) => (reached = r));
+      holdNext.set(method, { released, reached });
+      return { reached: arrived, release };
+    },
     injectNow: () => page.evaluate(inject),
     push: (method, params) => page.evaluate((msg) => window.waveReceive(msg), JSON.stringify({ method, params })),
     /** Hands a sidecar request to the page as the host does; resolves with the page's answer. */

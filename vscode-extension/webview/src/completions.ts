@@ -9,15 +9,21 @@
 // a row, and then Enter inserts it (Tab inserts the first row). The pure part (what to offer,
 // what is selected, what inserting does) is exported for the unit tests; `CompletionMenu` is the
 // DOM part.
+//
+// SRV-3: once a prompt is chosen, the cursor in one of its arguments (and in an `@` mention, in a
+// resource template's variable) asks `wave/mcp/complete` for values, 150 ms after the last key;
+// an answer to a question the input no longer asks is dropped. Values, when there are any, are the
+// menu (picked like its other rows); a template variable with none keeps the resource list.
 
 import type { McpPromptView, McpResourceTemplateView, McpResourceView } from "../../src/protocol.generated";
 import type { HostBridge } from "./bridge";
 import { inputAction } from "./chatState";
 import { h } from "./dom";
+import { applyValue, promptArgumentAt, targetKey, templateVariableAt, type ValueTarget } from "./valueCompletion";
 
 /** Where the menu was opened: the text it replaces is `[start, end)` of the input. */
 export interface Trigger {
-  kind: "prompt" | "resource";
+  kind: "prompt" | "resource" | "value";
   query: string;
   start: number;
   end: number;
@@ -31,6 +37,8 @@ export interface MenuItem {
   detail: string;
   /** A resource template: after inserting, its first `{…}` expression is selected. */
   template?: boolean;
+  /** A suggested value for this argument or variable (SRV-3). */
+  value?: ValueTarget;
 }
 
 /** The menu that the text before `cursor` asks for, if any. */
@@ -140,6 +148,9 @@ export class FetchedList<T> {
 /** At most this many rows are shown; typing narrows the list. */
 const MAX_ROWS = 50;
 
+/** How long after the last key `wave/mcp/complete` is asked (SRV-3). */
+const COMPLETE_DEBOUNCE_MS = 150;
+
 export class CompletionMenu {
   private readonly prompts: FetchedList<McpPromptView[]>;
   private readonly resources: FetchedList<{ resources: McpResourceView[]; templates: McpResourceTemplateView[] }>;
@@ -148,12 +159,16 @@ export class CompletionMenu {
   private active = 0;
   /** The close a blur of the input scheduled, until the input is focused again. */
   private blurClose?: ReturnType<typeof setTimeout>;
+  /** The value question asked or waiting to be asked (SRV-3), and its number. */
+  private valueKey?: string;
+  private valueTicket = 0;
+  private valueTimer?: ReturnType<typeof setTimeout>;
   readonly element: HTMLElement;
 
   constructor(
     private readonly input: HTMLTextAreaElement,
-    bridge: HostBridge,
-    sessionId: string,
+    private readonly bridge: HostBridge,
+    private readonly sessionId: string,
   ) {
     this.prompts = new FetchedList(async () => (await bridge.request("wave/mcp/prompts", { sessionId })).prompts);
     this.resources = new FetchedList(() => bridge.request("wave/mcp/resources", { sessionId }));
@@ -193,6 +208,75 @@ export class CompletionMenu {
   }
 
   private async update(): Promise<void> {
+    const target = await this.valueTarget();
+    if (target) {
+      const key = targetKey(target);
+      if (key === this.valueKey) return;
+      // A prompt argument shows values only; a template variable keeps the resource list meanwhile.
+      if (target.promptArgument && this.trigger?.kind !== "value") this.close();
+      this.askValues(target, key);
+      if (target.promptArgument) return;
+    } else this.dropValues();
+    await this.showList();
+  }
+
+  /** The argument or template variable the cursor is in, if any (SRV-3). */
+  private async valueTarget(): Promise<ValueTarget | undefined> {
+    const text = this.input.value;
+    const cursor = this.input.selectionStart ?? text.length;
+    try {
+      if (/^\/\S+\s/.test(text)) return promptArgumentAt(text, cursor, await this.prompts.get());
+      if (!/(^|\s)@\S*$/.test(text.slice(0, cursor))) return undefined;
+      const { templates } = await this.resources.get();
+      return templateVariableAt(text, cursor, this.input.selectionEnd ?? cursor, templates);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Asks `wave/mcp/complete` for `target` once the keys stop; a newer question drops this one. */
+  private askValues(target: ValueTarget, key: string): void {
+    this.dropValues();
+    this.valueKey = key;
+    const ticket = this.valueTicket;
+    this.valueTimer = setTimeout(() => void this.showValues(target, ticket), COMPLETE_DEBOUNCE_MS);
+  }
+
+  private dropValues(): void {
+    clearTimeout(this.valueTimer);
+    this.valueTicket++;
+    this.valueKey = undefined;
+  }
+
+  private async showValues(target: ValueTarget, ticket: number): Promise<void> {
+    let values: string[] = [];
+    try {
+      const answer = await this.bridge.request("wave/mcp/complete", {
+        sessionId: this.sessionId,
+        server: target.server,
+        ref: target.ref,
+        argument: { name: target.argument, value: target.value },
+        context: { arguments: target.context },
+      });
+      values = answer.values;
+    } catch {
+      // No suggestions: the menu shows nothing new.
+    }
+    if (ticket !== this.valueTicket) return;
+    if (values.length === 0) {
+      if (this.trigger?.kind !== "value") return;
+      this.trigger = undefined;
+      this.items = [];
+      if (target.promptArgument) return this.render();
+      return this.showList();
+    }
+    this.trigger = { kind: "value", query: target.value, start: target.start, end: target.end };
+    this.items = values.slice(0, MAX_ROWS).map((value) => ({ insert: value, hint: target.argument, detail: "", value: target }));
+    this.active = 0;
+    this.render();
+  }
+
+  private async showList(): Promise<void> {
     const trigger = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
     if (!trigger) return this.close();
     let list: (query: string) => MenuItem[];
@@ -210,6 +294,8 @@ export class CompletionMenu {
     // The input may have changed while the list was asked for.
     const now = triggerAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
     if (!now || now.kind !== trigger.kind) return this.close();
+    // Values arrived for the mention meanwhile: they stay.
+    if (this.trigger?.kind === "value") return;
     const items = list(now.query);
     const same = this.trigger?.kind === now.kind && this.trigger.query === now.query;
     this.trigger = now;
@@ -241,15 +327,18 @@ export class CompletionMenu {
   private pick(index: number): void {
     const item = this.items[index];
     if (!item || !this.trigger) return;
-    const next = applyItem(this.input.value, this.trigger, item);
+    const next = item.value ? applyValue(this.input.value, item.value, item.insert) : applyItem(this.input.value, this.trigger, item);
     this.input.value = next.text;
     this.input.focus();
     const select = next.select ?? { start: next.cursor, end: next.cursor };
     this.input.setSelectionRange(select.start, select.end);
     this.close();
+    // The next argument, a picked prompt's first, or a template's next variable (SRV-3).
+    if (!item.value || item.value.promptArgument || next.select) void this.update();
   }
 
   private close(): void {
+    this.dropValues();
     this.trigger = undefined;
     this.items = [];
     this.render();

@@ -2,13 +2,14 @@
 //! connection is installed (only the kinds the server declares, every page), kept on the live
 //! connection, cached beside its tools under the same fingerprint and rules (CACHE-*), listed
 //! again when the server sends `prompts/list_changed` or `resources/list_changed`, and used by
-//! `prompts/get` and `resources/read`.
+//! `prompts/get`, `resources/read` and `completion/complete` (SRV-3).
 
 use std::sync::{Arc, Weak};
 
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate,
+    ArgumentInfo, CompleteRequestParams, CompletionContext, CompletionInfo, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceTemplate,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -444,6 +445,44 @@ impl McpManager {
                     )));
                 }
             }
+        }
+    }
+
+    /// `completion/complete` on `server`'s live connection (SRV-3): suggested values for one
+    /// argument of a prompt or variable of a resource template, given the arguments already
+    /// chosen. A server that does not declare the `completions` capability is never asked: it
+    /// has no suggestions.
+    pub async fn complete(
+        &self,
+        server: &str,
+        reference: Reference,
+        argument: &str,
+        value: &str,
+        context: std::collections::HashMap<String, String>,
+    ) -> Result<CompletionInfo, Error> {
+        let (peer, _, timeout, _) = live_peer(self, server)?;
+        let declares_completions = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.completions.is_some());
+        if !declares_completions {
+            return Ok(CompletionInfo::default());
+        }
+        let failed = |reason: String| Error::Completion {
+            server: server.to_string(),
+            argument: argument.to_string(),
+            reason,
+        };
+        let mut params = CompleteRequestParams::new(reference, ArgumentInfo::new(argument, value));
+        if !context.is_empty() {
+            params = params.with_context(CompletionContext::with_arguments(context));
+        }
+        match tokio::time::timeout(timeout, peer.complete(params)).await {
+            Ok(Ok(result)) => Ok(result.completion),
+            Ok(Err(e)) => Err(failed(crate::error::in_words(&e))),
+            Err(_) => Err(failed(format!(
+                "timed out after {} ms",
+                timeout.as_millis()
+            ))),
         }
     }
 }

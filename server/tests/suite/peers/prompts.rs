@@ -11,6 +11,7 @@ use wave_mcp_agent::{Agent, AgentOptions, ModelSettings, PermissionRules};
 use wave_mcp_manager::{Catalog, McpManager};
 use wave_mcp_testkit::{FakeModel, say};
 
+use super::super::lsp_client::Sidecar;
 use super::*;
 
 fn py_prompts_script() -> PathBuf {
@@ -511,5 +512,48 @@ async fn prm_4_everything_resource_added_at_run_time_is_listed() {
     assert!(listed_now, "{:?}", uris(&catalog(&manager, "everything")));
     assert_eq!(server(&manager, "everything").connection_id, connection);
     manager.cleanup().await;
+    assert_eq!(marked_processes(&sandbox), Vec::<u32>::new());
+}
+
+// SRV-3: `wave/mcp/complete` through the sidecar asks server-everything's `completion/complete`:
+// its completable prompt's first argument by prefix, its second with the first as context, and
+// the variable of its dynamic text resource template.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_3_sidecar_completes_server_everything_prompt_arguments_and_template_variables() {
+    let Some(bin) = everything_bin() else { return };
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "everything": everything_entry(&sandbox, &bin) }));
+    let sidecar = Sidecar::start(&sandbox, Value::Null).await;
+    sidecar
+        .ok("wave/mcp/connect", json!({ "name": "everything" }))
+        .await;
+    let prompt = json!({ "type": "ref/prompt", "name": "completable-prompt" });
+    let departments = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "everything", "ref": prompt,
+                    "argument": { "name": "department", "value": "S" } }),
+        )
+        .await;
+    assert_eq!(departments["values"], json!(["Sales", "Support"]));
+    let names = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "everything", "ref": prompt,
+                    "argument": { "name": "name", "value": "" },
+                    "context": { "arguments": { "department": "Engineering" } } }),
+        )
+        .await;
+    assert_eq!(names["values"], json!(["Alice", "Bob", "Charlie"]));
+    let ids = sidecar
+        .ok(
+            "wave/mcp/complete",
+            json!({ "server": "everything",
+                    "ref": { "type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}" },
+                    "argument": { "name": "resourceId", "value": "7" } }),
+        )
+        .await;
+    assert_eq!(ids["values"], json!(["7"]));
+    sidecar.stop().await;
     assert_eq!(marked_processes(&sandbox), Vec::<u32>::new());
 }

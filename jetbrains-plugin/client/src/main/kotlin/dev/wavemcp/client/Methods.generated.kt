@@ -16,6 +16,7 @@ object Methods {
     const val MCP_CONFIG_PATHS = "wave/mcp/configPaths"
     const val MCP_PROMPTS = "wave/mcp/prompts"
     const val MCP_RESOURCES = "wave/mcp/resources"
+    const val MCP_COMPLETE = "wave/mcp/complete"
     const val MCP_LOGS = "wave/mcp/logs"
     const val MCP_LOG_APPENDED = "wave/mcp/logAppended"
     const val MCP_SERVERS_CHANGED = "wave/mcp/serversChanged"
@@ -47,7 +48,7 @@ object Methods {
     const val HOST_OPEN_EXTERNAL = "host/openExternal"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
-    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, MCP_LOGS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL, MCP_APPROVE, MCP_REVOKE)
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, MCP_COMPLETE, MCP_LOGS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL, MCP_APPROVE, MCP_REVOKE)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
     val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_LOG_APPENDED, MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS, SESSION_ELICITATION_COMPLETE)

@@ -270,6 +270,35 @@ data class McpResourcesResult(
     val templates: List<McpResourceTemplateView> = emptyList(),
 )
 
+enum class CompletionRefKind {
+    @SerializedName("ref/prompt") PROMPT,
+    @SerializedName("ref/resource") RESOURCE,
+}
+
+data class CompletionRef(
+    val type: CompletionRefKind? = null,
+    val name: String? = null,
+    val uri: String? = null,
+)
+
+data class CompletionArgument(val name: String = "", val value: String = "")
+
+data class CompletionContext(val arguments: Map<String, String> = emptyMap())
+
+data class McpCompleteParams(
+    val sessionId: String? = null,
+    val server: String = "",
+    val ref: CompletionRef = CompletionRef(),
+    val argument: CompletionArgument = CompletionArgument(),
+    val context: CompletionContext? = null,
+)
+
+data class McpCompleteResult(
+    val values: List<String> = emptyList(),
+    val total: Long? = null,
+    val hasMore: Boolean? = null,
+)
+
 data class SessionCreateParams(
     val workdir: String? = null,
     val mcpServers: JsonObject? = null,

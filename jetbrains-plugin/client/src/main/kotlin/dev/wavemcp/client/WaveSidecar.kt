@@ -262,6 +262,10 @@ class WaveSidecar private constructor(
         typed(Methods.MCP_DELETE, DeleteParams(name, source, sessionId), ServersSnapshot::class.java)
 
     /** SRV-2: one server's log; new entries come as `wave/mcp/logAppended` ([McpLogAppendedParams]). */
+    /** Suggested values for a prompt's argument or a template's variable (SRV-3). */
+    fun complete(params: McpCompleteParams): McpCompleteResult =
+        typed(Methods.MCP_COMPLETE, params, McpCompleteResult::class.java)
+
     fun logs(name: String, sessionId: String? = null): McpLogsResult =
         typed(Methods.MCP_LOGS, ServerParams(name, sessionId), McpLogsResult::class.java)
 
