@@ -62,7 +62,7 @@ impl Places {
         Ok(Places { workdir, home })
     }
 
-    fn path(&self, scope: Scope) -> PathBuf {
+    pub(crate) fn path(&self, scope: Scope) -> PathBuf {
         match scope {
             Scope::Project => project_config_path(&self.workdir),
             Scope::User => user_config_path(&self.home),
@@ -156,7 +156,7 @@ pub fn add(places: &Places, scope: Scope, name: &str, entry: Value) -> Result<()
 
 /// Writes one new entry (the file is created when missing); a project entry is approved as
 /// written.
-fn write_entry(
+pub(crate) fn write_entry(
     places: &Places,
     scope: Scope,
     path: &Path,
