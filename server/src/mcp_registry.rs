@@ -55,9 +55,19 @@ pub struct ServerJson {
     #[serde(default)]
     pub version: Option<String>,
     #[serde(default)]
+    pub website_url: Option<String>,
+    #[serde(default)]
+    pub repository: Option<Repository>,
+    #[serde(default)]
     pub packages: Vec<Package>,
     #[serde(default)]
     pub remotes: Vec<Remote>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Repository {
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// One `packages` entry.

@@ -346,3 +346,144 @@ fn use_3_add_from_registry_errors_name_the_server_and_the_cause() {
         "{line}"
     );
 }
+
+// USE-3: the sidecar's `wave/registry/search`, `get` and `add` (the settings page's "Browse
+// registry") against the same local registry: details with the entry and the inputs, an add to
+// the project that keeps every other byte and counts as approval, and errors in words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn use_3_sidecar_searches_details_and_adds_from_the_registry() {
+    use super::lsp_client::{Sidecar, row};
+    use super::support::Sandbox;
+
+    let registry = HttpServer::start_registry();
+    let sandbox = Sandbox::new();
+    let file = sandbox.workdir.join(".mcp.json");
+    std::fs::write(&file, PROJECT_FILE).unwrap();
+    let sidecar = Sidecar::spawn(&sandbox.root, |command| {
+        command.env("WAVE_REGISTRY_URL", &registry.base);
+    });
+    sidecar
+        .initialize(json!({ "initializationOptions": {
+            "home": sandbox.home, "workdir": sandbox.workdir } }))
+        .await
+        .expect("initialize");
+
+    let found = sidecar
+        .ok("wave/registry/search", json!({ "query": "AirTable" }))
+        .await;
+    assert_eq!(found["registryUrl"], json!(registry.base));
+    assert_eq!(
+        found["servers"],
+        json!([{ "name": "io.github.domdomegg/airtable-mcp-server", "version": "1.7.3",
+            "description": "Read and write access to Airtable database schemas, tables, and records.",
+            "install": "npm package airtable-mcp-server@1.7.3" }])
+    );
+    let page = sidecar
+        .ok("wave/registry/search", json!({ "query": "" }))
+        .await;
+    assert_eq!(page["servers"].as_array().unwrap().len(), 5, "{page:#}");
+    assert!(page.get("nextCursor").is_none(), "{page:#}");
+
+    let details = sidecar
+        .ok(
+            "wave/registry/get",
+            json!({ "name": "com.apify/apify-mcp-server" }),
+        )
+        .await;
+    assert_eq!(
+        details["install"]["entry"],
+        json!({"type": "http", "url": "https://mcp.apify.com/",
+               "headers": {"Authorization": "${AUTHORIZATION}"}})
+    );
+    assert_eq!(
+        details["install"]["inputs"][0]["placeholder"], "AUTHORIZATION",
+        "{details:#}"
+    );
+    assert_eq!(details["install"]["inputs"][0]["kind"], "header");
+    assert_eq!(
+        details["repositoryUrl"],
+        "https://github.com/apify/apify-mcp-server"
+    );
+    let nuget = sidecar
+        .ok(
+            "wave/registry/get",
+            json!({ "name": "io.github.domdomegg/time-mcp-nuget" }),
+        )
+        .await;
+    assert!(nuget.get("install").is_none(), "{nuget:#}");
+    assert!(
+        nuget["unsupported"]
+            .as_str()
+            .unwrap()
+            .contains("offers only a nuget package"),
+        "{nuget:#}"
+    );
+
+    let added = sidecar
+        .ok(
+            "wave/registry/add",
+            json!({ "name": "airtable", "server": "io.github.domdomegg/airtable-mcp-server",
+                    "version": "1.7.2", "scope": "project" }),
+        )
+        .await;
+    assert_eq!(
+        std::fs::canonicalize(added["path"].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(&file).unwrap()
+    );
+    assert_eq!(
+        added["install"]["inputs"][0]["placeholder"],
+        "AIRTABLE_API_KEY"
+    );
+    let after = read(&file);
+    assert!(
+        after.ends_with("  },\n  \"zzz-unknown\": [1, 2,   3]\n}\n"),
+        "{after}"
+    );
+    assert_eq!(
+        entry(&file, "airtable"),
+        json!({"command": "npx", "args": ["-y", "airtable-mcp-server@1.7.2"],
+               "env": {"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}})
+    );
+    let listed = row(&added["servers"], "airtable");
+    assert_eq!(listed["source"], "project");
+    assert_eq!(listed["status"], "disconnected", "{listed:#}");
+    assert_eq!(row(&added["servers"], "first")["status"], "needs-approval");
+
+    let taken = sidecar
+        .err(
+            "wave/registry/add",
+            json!({ "name": "airtable", "server": "io.github.domdomegg/time-mcp-pypi",
+                    "scope": "project" }),
+        )
+        .await;
+    assert_eq!(taken.kind(), "invalidFile");
+    assert!(
+        taken
+            .message
+            .contains("already has a server named \"airtable\""),
+        "{taken:?}"
+    );
+    let unsupported = sidecar
+        .err(
+            "wave/registry/add",
+            json!({ "name": "t", "server": "io.github.domdomegg/time-mcp-nuget", "scope": "user" }),
+        )
+        .await;
+    assert_eq!(unsupported.kind(), "registry");
+    assert!(
+        unsupported.message.contains("offers only a nuget package"),
+        "{unsupported:?}"
+    );
+    let missing = sidecar
+        .err("wave/registry/get", json!({ "name": "io.example/none" }))
+        .await;
+    assert_eq!(missing.kind(), "registry");
+    assert!(
+        missing
+            .message
+            .contains("has no server \"io.example/none\""),
+        "{missing:?}"
+    );
+    assert!(!sandbox.home.join(".wave").join("mcp.json").exists());
+    sidecar.stop().await;
+}
