@@ -445,7 +445,7 @@ impl Handles<RegistryAdd> for Backend {
                 "params.name: the new server needs a name",
             ));
         }
-        let (_, install) = registry::install(&params.server, params.version.as_deref()).await?;
+        let install = registry::install(&params.server, params.version.as_deref()).await?;
         wave_mcp_manager::config::parse_server(&install.entry, &format!("mcpServers.{name}"))
             .map_err(|reason| {
                 Failure::new(

@@ -62,14 +62,10 @@ pub async fn get(name: &str, version: Option<&str>) -> Result<RegistryServerDeta
     Ok(details(server))
 }
 
-/// The server's `server.json` and the entry it becomes, for `wave/registry/add`.
-pub async fn install(
-    name: &str,
-    version: Option<&str>,
-) -> Result<(ServerJson, Installation), Failure> {
+/// The entry the server's `server.json` becomes, for `wave/registry/add`.
+pub async fn install(name: &str, version: Option<&str>) -> Result<Installation, Failure> {
     let server = client()?.server(name, version).await.map_err(failure)?;
-    let install = installation(&server).map_err(failure)?;
-    Ok((server, install))
+    installation(&server).map_err(failure)
 }
 
 pub fn added(
