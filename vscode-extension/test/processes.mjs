@@ -278,7 +278,7 @@ export async function startRegistry() {
   return {
     base,
     async searches() {
-      const response = await fetch(`${base}/control/requests`);
+      const response = await globalThis.fetch(`${base}/control/requests`);
       return (await response.json()).searches;
     },
     async close() {

@@ -63,7 +63,7 @@ describe("Browse registry against the real sidecar and a local registry", () => 
       async () => JSON.stringify(await resultNames(page)) === JSON.stringify(["io.github.domdomegg/airtable-mcp-server"]),
       "the results for airt",
     );
-    assert.equal(await page.evaluate(() => document.activeElement?.id), "registry-query");
+    assert.equal(await page.evaluate(() => globalThis.document.activeElement?.id), "registry-query");
     assert.ok((await registry.searches()).includes("airt"), "the registry was asked for the typed term");
     assert.ok(
       relay.sidecarLog.some((r) => r.method === "wave/registry/search" && r.params.query === "airt"),
