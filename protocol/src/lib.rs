@@ -1013,6 +1013,180 @@ pub struct SessionElicitationCompleteParams {
     pub elicitation_id: String,
 }
 
+// ---- The MCP Registry (USE-3) ----
+
+/// Params of `wave/registry/search`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrySearchParams {
+    /// Matched against server names (a substring); empty lists every server.
+    pub query: String,
+    /// `nextCursor` of the previous page, for the next one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub cursor: Option<String>,
+}
+
+/// One server of a registry search: the latest version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryServerView {
+    /// The registry name, e.g. `io.github.user/weather`.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub title: Option<String>,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub version: Option<String>,
+    /// How it would run, e.g. "npm package airtable-mcp-server@1.7.3"; absent when wave-mcp
+    /// cannot install it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub install: Option<String>,
+}
+
+/// Result of `wave/registry/search`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrySearchResult {
+    /// The registry asked (`WAVE_REGISTRY_URL`, default the official one).
+    pub registry_url: String,
+    pub servers: Vec<RegistryServerView>,
+    /// More servers match: pass this as `cursor` for the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub next_cursor: Option<String>,
+}
+
+/// Params of `wave/registry/get`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryGetParams {
+    /// The registry name.
+    pub name: String,
+    /// Default: the latest version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub version: Option<String>,
+}
+
+/// Where a value the user gives goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum RegistryInputKind {
+    EnvironmentVariable,
+    Argument,
+    Header,
+    UrlVariable,
+}
+
+/// A value a registry server needs from the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryInputView {
+    /// Its name in the `server.json` (variable, header, flag or value hint).
+    pub name: String,
+    pub kind: RegistryInputKind,
+    /// The `${VAR}` the entry has for it (set that environment variable); absent for an
+    /// optional input left out of the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub placeholder: Option<String>,
+    pub required: bool,
+    pub secret: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub default: Option<String>,
+}
+
+/// What adding a registry server writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryInstallView {
+    /// How it runs, e.g. "npm package airtable-mcp-server@1.7.3".
+    pub how: String,
+    /// The config entry written (`${VAR}` placeholders unexpanded).
+    pub entry: Value,
+    /// Required inputs (placeholders) first, then optional ones left out.
+    pub inputs: Vec<RegistryInputView>,
+}
+
+/// Result of `wave/registry/get`: one version's details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryServerDetails {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub title: Option<String>,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub website_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub repository_url: Option<String>,
+    /// What adding it writes; absent when wave-mcp cannot install it (see `unsupported`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub install: Option<RegistryInstallView>,
+    /// Why it cannot be installed (the package types it offers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub unsupported: Option<String>,
+}
+
+/// Params of `wave/registry/add`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryAddParams {
+    /// The name of the new entry in the config file.
+    pub name: String,
+    /// The registry name of the server.
+    pub server: String,
+    /// Default: the latest version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub version: Option<String>,
+    /// `user` (`~/.wave/mcp.json`) or `project` (`<workdir>/.mcp.json`; the user's own add
+    /// counts as approval, TRUST-1). `plugin` and `constructor` are refused.
+    pub scope: McpSource,
+    /// Default: `"default"`, the workspace's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// Result of `wave/registry/add`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryAdded {
+    /// The config file written, absolute.
+    pub path: String,
+    /// What was written and the `${VAR}`s to set.
+    pub install: RegistryInstallView,
+    /// The session's servers after the add.
+    pub servers: ServersSnapshot,
+}
+
 /// Machine-readable cause of a [`REQUEST_FAILED`] error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
@@ -1047,6 +1221,9 @@ pub enum ErrorKind {
     NeedsApproval,
     /// The IDE does not trust the project: its servers cannot be approved (TRUST-9).
     Untrusted,
+    /// The MCP Registry could not be reached or answered with an error, or the server offers
+    /// nothing wave-mcp can install (USE-3).
+    Registry,
 }
 
 /// `data` of a [`REQUEST_FAILED`] error.
@@ -1235,6 +1412,15 @@ messages! {
     /// The IDE's trust in the project changed (VS Code granted workspace trust): untrusted, no
     /// project server can be approved or run (TRUST-9).
     Notification WorkspaceTrust = "wave/workspace/trust", ClientToServer, HostOnly, WorkspaceTrustParams;
+    /// Searches the MCP Registry (`WAVE_REGISTRY_URL`, default the official one) by server
+    /// name: the latest version of each match, a page at a time (USE-3).
+    Request RegistrySearch = "wave/registry/search", ClientToServer, Webview, RegistrySearchParams -> RegistrySearchResult;
+    /// One registry server's details: what adding it writes (its package or remote) and the
+    /// values it needs from the user (USE-3).
+    Request RegistryGet = "wave/registry/get", ClientToServer, Webview, RegistryGetParams -> RegistryServerDetails;
+    /// Adds a registry server to the user or project config file (one new entry, every other
+    /// byte kept; a project add counts as approval), then reloads (USE-3).
+    Request RegistryAdd = "wave/registry/add", ClientToServer, Webview, RegistryAddParams -> RegistryAdded;
 }
 
 // ---- host/*: between the shared webview and its host (never on the sidecar's wire) ----

@@ -148,6 +148,11 @@ enum Command {
         /// The command and its arguments, after `--`.
         #[arg(last = true, allow_hyphen_values = true, value_name = "COMMAND")]
         command: Vec<String>,
+        /// Add a server of the MCP Registry (WAVE_REGISTRY_URL, default the official one):
+        /// its first npm, PyPI or OCI package, else its first remote. The values it needs
+        /// become ${VAR} placeholders, listed after the add.
+        #[arg(long, value_name = "SERVER[@VERSION]", conflicts_with_all = ["transport", "url", "command", "env", "headers"])]
+        from_registry: Option<String>,
     },
     /// Add a server given as the JSON of its entry, e.g. '{"command": "npx", "args": ["x"]}'.
     AddJson {
@@ -188,6 +193,11 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         workdir: Option<PathBuf>,
     },
+    /// The MCP Registry (WAVE_REGISTRY_URL, default https://registry.modelcontextprotocol.io).
+    Registry {
+        #[command(subcommand)]
+        command: RegistryCommand,
+    },
     /// Run the IDE sidecar: LSP over stdin/stdout with the `wave/*` methods (docs/protocol.md).
     /// The workdir comes from `initialize`.
     Lsp {
@@ -195,6 +205,17 @@ enum Command {
         /// stdio is the only transport.
         #[arg(long)]
         stdio: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum RegistryCommand {
+    /// Search the registry's servers by name (the latest version of each).
+    Search {
+        term: String,
+        /// How many servers to show.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100))]
+        limit: u32,
     },
 }
 
@@ -266,8 +287,12 @@ async fn run_command(cli: Cli) -> Result<()> {
             transport,
             url,
             command,
+            from_registry,
         } => {
             let places = crate::cli_config::Places::new(workdir)?;
+            if let Some(reference) = from_registry {
+                return crate::cli_registry::add(&places, scope, &name, &reference).await;
+            }
             let entry = crate::cli_config::entry_from_flags(crate::cli_config::AddArgs {
                 transport,
                 env,
@@ -308,6 +333,9 @@ async fn run_command(cli: Cli) -> Result<()> {
             scope,
             dry_run,
         ),
+        Command::Registry {
+            command: RegistryCommand::Search { term, limit },
+        } => crate::cli_registry::search(&term, limit).await,
         Command::Lsp { stdio: _ } => crate::lsp::run().await,
     }
 }

@@ -12,7 +12,7 @@ use wave_mcp_manager::config::{parse_file, parse_server, project_config_path, us
 use wave_mcp_manager::inert::terminal_safe as safe;
 use wave_mcp_manager::trust::entry_fingerprint;
 
-use crate::lsp::config_edit::{edit_file, remove_server, with_server_added};
+use crate::lsp::config_edit::{add_server, remove_server};
 
 /// Which config file a verb works on.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -62,7 +62,7 @@ impl Places {
         Ok(Places { workdir, home })
     }
 
-    fn path(&self, scope: Scope) -> PathBuf {
+    pub(crate) fn path(&self, scope: Scope) -> PathBuf {
         match scope {
             Scope::Project => project_config_path(&self.workdir),
             Scope::User => user_config_path(&self.home),
@@ -156,20 +156,14 @@ pub fn add(places: &Places, scope: Scope, name: &str, entry: Value) -> Result<()
 
 /// Writes one new entry (the file is created when missing); a project entry is approved as
 /// written.
-fn write_entry(
+pub(crate) fn write_entry(
     places: &Places,
     scope: Scope,
     path: &Path,
     name: &str,
     entry: &Value,
 ) -> Result<()> {
-    if std::fs::symlink_metadata(path).is_err() {
-        create_file(path, name, entry)?;
-    } else {
-        edit_file(path, &format!("add \"{name}\""), |text| {
-            with_server_added(text, name, entry)
-        })?;
-    }
+    add_server(path, name, entry)?;
     if scope == Scope::Project {
         let trust = TrustStore::new(&places.home, &places.workdir);
         trust
@@ -179,25 +173,6 @@ fn write_entry(
             })?;
     }
     Ok(())
-}
-
-fn create_file(path: &Path, name: &str, entry: &Value) -> Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let mut servers = Map::new();
-    servers.insert(name.into(), entry.clone());
-    let mut root = Map::new();
-    root.insert("mcpServers".into(), servers.into());
-    let text = serde_json::to_string_pretty(&Value::Object(root))? + "\n";
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The scope whose file holds `name`: the given one, else the project's, then the user's.

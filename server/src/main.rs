@@ -5,7 +5,9 @@ mod catalog_view;
 mod cli;
 mod cli_catalog;
 mod cli_config;
+mod cli_registry;
 mod lsp;
+mod mcp_registry;
 mod terminal_consent;
 mod view;
 

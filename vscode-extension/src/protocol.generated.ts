@@ -756,9 +756,154 @@ content?: { [key in string]: JsonValue }, };
 export type SessionElicitationCompleteParams = { sessionId: string, server: string, elicitationId: string, };
 
 /**
+ * Params of `wave/registry/search`.
+ */
+export type RegistrySearchParams = { 
+/**
+ * Matched against server names (a substring); empty lists every server.
+ */
+query: string, 
+/**
+ * `nextCursor` of the previous page, for the next one.
+ */
+cursor?: string, };
+
+/**
+ * One server of a registry search: the latest version.
+ */
+export type RegistryServerView = { 
+/**
+ * The registry name, e.g. `io.github.user/weather`.
+ */
+name: string, title?: string, description: string, version?: string, 
+/**
+ * How it would run, e.g. "npm package airtable-mcp-server@1.7.3"; absent when wave-mcp
+ * cannot install it.
+ */
+install?: string, };
+
+/**
+ * Result of `wave/registry/search`.
+ */
+export type RegistrySearchResult = { 
+/**
+ * The registry asked (`WAVE_REGISTRY_URL`, default the official one).
+ */
+registryUrl: string, servers: Array<RegistryServerView>, 
+/**
+ * More servers match: pass this as `cursor` for the next page.
+ */
+nextCursor?: string, };
+
+/**
+ * Params of `wave/registry/get`.
+ */
+export type RegistryGetParams = { 
+/**
+ * The registry name.
+ */
+name: string, 
+/**
+ * Default: the latest version.
+ */
+version?: string, };
+
+/**
+ * Where a value the user gives goes.
+ */
+export type RegistryInputKind = "environmentVariable" | "argument" | "header" | "urlVariable";
+
+/**
+ * A value a registry server needs from the user.
+ */
+export type RegistryInputView = { 
+/**
+ * Its name in the `server.json` (variable, header, flag or value hint).
+ */
+name: string, kind: RegistryInputKind, 
+/**
+ * The `${VAR}` the entry has for it (set that environment variable); absent for an
+ * optional input left out of the entry.
+ */
+placeholder?: string, required: boolean, secret: boolean, description?: string, default?: string, };
+
+/**
+ * What adding a registry server writes.
+ */
+export type RegistryInstallView = { 
+/**
+ * How it runs, e.g. "npm package airtable-mcp-server@1.7.3".
+ */
+how: string, 
+/**
+ * The config entry written (`${VAR}` placeholders unexpanded).
+ */
+entry: JsonValue, 
+/**
+ * Required inputs (placeholders) first, then optional ones left out.
+ */
+inputs: Array<RegistryInputView>, };
+
+/**
+ * Result of `wave/registry/get`: one version's details.
+ */
+export type RegistryServerDetails = { name: string, title?: string, description: string, version?: string, websiteUrl?: string, repositoryUrl?: string, 
+/**
+ * What adding it writes; absent when wave-mcp cannot install it (see `unsupported`).
+ */
+install?: RegistryInstallView, 
+/**
+ * Why it cannot be installed (the package types it offers).
+ */
+unsupported?: string, };
+
+/**
+ * Params of `wave/registry/add`.
+ */
+export type RegistryAddParams = { 
+/**
+ * The name of the new entry in the config file.
+ */
+name: string, 
+/**
+ * The registry name of the server.
+ */
+server: string, 
+/**
+ * Default: the latest version.
+ */
+version?: string, 
+/**
+ * `user` (`~/.wave/mcp.json`) or `project` (`<workdir>/.mcp.json`; the user's own add
+ * counts as approval, TRUST-1). `plugin` and `constructor` are refused.
+ */
+scope: McpSource, 
+/**
+ * Default: `"default"`, the workspace's agent.
+ */
+sessionId?: string, };
+
+/**
+ * Result of `wave/registry/add`.
+ */
+export type RegistryAdded = { 
+/**
+ * The config file written, absolute.
+ */
+path: string, 
+/**
+ * What was written and the `${VAR}`s to set.
+ */
+install: RegistryInstallView, 
+/**
+ * The session's servers after the add.
+ */
+servers: ServersSnapshot, };
+
+/**
  * Machine-readable cause of a [`REQUEST_FAILED`] error.
  */
-export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled" | "needsApproval" | "untrusted";
+export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled" | "needsApproval" | "untrusted" | "registry";
 
 /**
  * `data` of a [`REQUEST_FAILED`] error.
@@ -885,6 +1030,9 @@ export const Methods = {
   sessionApproveServers: "wave/session/approveServers",
   sessionConfirmTool: "wave/session/confirmTool",
   workspaceTrust: "wave/workspace/trust",
+  registrySearch: "wave/registry/search",
+  registryGet: "wave/registry/get",
+  registryAdd: "wave/registry/add",
 } as const;
 
 /** Client → sidecar requests: params and result of each. */
@@ -912,6 +1060,9 @@ export interface Requests {
   "wave/mcp/revoke": { params: ServerParams; result: ServersSnapshot };
   "wave/session/approveServers": { params: SessionApproveServersParams; result: SessionApproveServersResult };
   "wave/session/confirmTool": { params: SessionConfirmToolParams; result: SessionConfirmToolResult };
+  "wave/registry/search": { params: RegistrySearchParams; result: RegistrySearchResult };
+  "wave/registry/get": { params: RegistryGetParams; result: RegistryServerDetails };
+  "wave/registry/add": { params: RegistryAddParams; result: RegistryAdded };
 }
 
 /** Sidecar → client notifications: params of each. */
@@ -930,7 +1081,7 @@ export interface Notifications {
 export const NOTIFICATION_METHODS = ["wave/mcp/logAppended", "wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete", "wave/workspace/trust"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/complete", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/complete", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke", "wave/registry/search", "wave/registry/get", "wave/registry/add"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */

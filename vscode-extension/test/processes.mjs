@@ -256,3 +256,34 @@ export function browserScript(dir, kind) {
   fs.writeFileSync(file, `#!/bin/sh\n${body}`, { mode: 0o755 });
   return file;
 }
+
+/**
+ * A local MCP Registry on 127.0.0.1 (our test server's `--registry` mode: the official API's
+ * shape, serving the recorded `server.json` documents of tests/test-server/registry, USE-3).
+ * `base` is its base URL (`WAVE_REGISTRY_URL`); `searches()` the search terms it was asked.
+ */
+export async function startRegistry() {
+  const dir = path.join(repoDir, "tests", "test-server", "registry");
+  const child = spawn(testServerBin, ["--registry", dir, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  const base = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.startsWith("listening on "));
+      if (line) resolve(line.slice("listening on ".length).trim().replace(/\/v0\.1$/, ""));
+    });
+    child.on("exit", (code) => reject(new Error(`the local registry exited (${code}) before listening: ${out}`)));
+  });
+  return {
+    base,
+    async searches() {
+      const response = await globalThis.fetch(`${base}/control/requests`);
+      return (await response.json()).searches;
+    },
+    async close() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}

@@ -919,6 +919,15 @@ impl McpManager {
         }
     }
 
+    /// Whether the IDE trusts the project (TRUST-9): in an untrusted one no project server can
+    /// be approved.
+    pub fn project_trusted(&self) -> bool {
+        !self
+            .shared
+            .untrusted
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The user's trust store for this project: tool permissions kept `always` (TRUST-5).
     pub fn trust(&self) -> &TrustStore {
         &self.shared.trust

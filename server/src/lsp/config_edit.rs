@@ -23,6 +23,46 @@ pub fn remove_server(path: &Path, name: &str) -> Result<(), Failure> {
     })
 }
 
+/// Adds `mcpServers.<name>` as `entry` to the file at `path` (USE-1, USE-3): every other byte
+/// stays; a missing file (and its directory) is created with only that entry.
+pub fn add_server(path: &Path, name: &str, entry: &serde_json::Value) -> Result<(), Failure> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return edit_file(path, &format!("add \"{name}\""), |text| {
+            with_server_added(text, name, entry)
+        });
+    }
+    create_with_server(path, name, entry).map_err(|e| {
+        let kind = match e.kind() {
+            IoKind::PermissionDenied => ErrorKind::PermissionDenied,
+            _ => ErrorKind::Io,
+        };
+        Failure::new(
+            kind,
+            format!(
+                "cannot add \"{name}\": cannot create {}: {e}",
+                path.display()
+            ),
+        )
+        .with_path(path)
+    })
+}
+
+/// A new file holding `{"mcpServers": {name: entry}}`, pretty-printed; never replaces one.
+fn create_with_server(path: &Path, name: &str, entry: &serde_json::Value) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": { name: entry } }))
+        .map_err(std::io::Error::other)?
+        + "\n";
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(text.as_bytes())
+}
+
 /// Reads the file, applies `edit` to its text and writes the result back in place (nothing is
 /// written when the text did not change). `action` completes "cannot ..." in every error.
 pub(crate) fn edit_file(

@@ -9,6 +9,7 @@
 pub(crate) mod config_edit;
 mod consent;
 mod elicit;
+mod registry;
 mod sessions;
 mod stdout;
 mod tool_switch_edit;
@@ -44,6 +45,10 @@ use wave_mcp_protocol::{
 use wave_mcp_protocol::{
     McpComplete, McpCompleteParams, McpCompleteResult, McpLogs, McpLogsResult, McpPrompts,
     McpPromptsResult, McpResources, McpResourcesResult,
+};
+use wave_mcp_protocol::{
+    RegistryAdd, RegistryAddParams, RegistryAdded, RegistryGet, RegistryGetParams, RegistrySearch,
+    RegistrySearchParams, RegistrySearchResult, RegistryServerDetails,
 };
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
 
@@ -134,6 +139,9 @@ pub async fn run() -> Result<()> {
     .custom_method(SessionHistory::METHOD, Backend::dispatch::<SessionHistory>)
     .custom_method(SessionDestroy::METHOD, Backend::dispatch::<SessionDestroy>)
     .custom_method(SessionCancel::METHOD, Backend::dispatch::<SessionCancel>)
+    .custom_method(RegistrySearch::METHOD, Backend::dispatch::<RegistrySearch>)
+    .custom_method(RegistryGet::METHOD, Backend::dispatch::<RegistryGet>)
+    .custom_method(RegistryAdd::METHOD, Backend::dispatch::<RegistryAdd>)
     .custom_method(McpApprove::METHOD, Backend::dispatch::<McpApprove>)
     .custom_method(McpRevoke::METHOD, Backend::dispatch::<McpRevoke>)
     .custom_method(
@@ -414,6 +422,43 @@ impl Handles<McpDelete> for Backend {
         Ok(registry
             .delete(&session, &params.name, params.source)
             .await?)
+    }
+}
+
+impl Handles<RegistrySearch> for Backend {
+    async fn handle(&self, params: RegistrySearchParams) -> jsonrpc::Result<RegistrySearchResult> {
+        Ok(registry::search(&params.query, params.cursor.as_deref()).await?)
+    }
+}
+
+impl Handles<RegistryGet> for Backend {
+    async fn handle(&self, params: RegistryGetParams) -> jsonrpc::Result<RegistryServerDetails> {
+        Ok(registry::get(&params.name, params.version.as_deref()).await?)
+    }
+}
+
+impl Handles<RegistryAdd> for Backend {
+    async fn handle(&self, params: RegistryAddParams) -> jsonrpc::Result<RegistryAdded> {
+        let sessions = self.registry()?;
+        let session = sessions.get(params.session_id.as_deref())?;
+        let name = params.name.trim();
+        if name.is_empty() {
+            return Err(jsonrpc::Error::invalid_params(
+                "params.name: the new server needs a name",
+            ));
+        }
+        let install = registry::install(&params.server, params.version.as_deref()).await?;
+        wave_mcp_manager::config::parse_server(&install.entry, &format!("mcpServers.{name}"))
+            .map_err(|reason| {
+                Failure::new(
+                    ErrorKind::Registry,
+                    format!("registry server \"{}\": {reason}", params.server),
+                )
+            })?;
+        let (path, servers) = sessions
+            .add(&session, name, params.scope, &install.entry)
+            .await?;
+        Ok(registry::added(&path, &install, servers))
     }
 }
 

@@ -912,6 +912,46 @@ impl Registry {
         Ok(session.servers().await)
     }
 
+    /// `wave/registry/add`: writes `entry` as a new entry of the scope's file (created when
+    /// missing; every other byte kept), approves a project entry as written (the user's own
+    /// add, TRUST-1; refused in an untrusted project, TRUST-9), then reloads (USE-3).
+    pub async fn add(
+        &self,
+        session: &Arc<Session>,
+        name: &str,
+        source: McpSource,
+        entry: &Value,
+    ) -> Result<(PathBuf, ServersSnapshot), Failure> {
+        let path = session.entry_file(name, source)?;
+        if source == McpSource::Project && !session.manager.project_trusted() {
+            return Err(Failure::new(
+                ErrorKind::Untrusted,
+                format!(
+                    "cannot add \"{name}\" to {}: the IDE does not trust this project",
+                    path.display()
+                ),
+            )
+            .with_path(&path));
+        }
+        config_edit::add_server(&path, name, entry)?;
+        if source == McpSource::Project {
+            let fingerprint = wave_mcp_manager::trust::entry_fingerprint(entry);
+            session
+                .manager
+                .trust()
+                .approve(name, &fingerprint)
+                .map_err(|reason| {
+                    Failure::new(
+                        ErrorKind::Io,
+                        format!("added \"{name}\" but cannot record its approval: {reason}"),
+                    )
+                })?;
+        }
+        tracing::info!(session = %session.id, "added MCP server {name} to {}", path.display());
+        self.reconfigure(session).await;
+        Ok((path, session.servers().await))
+    }
+
     /// `wave/mcp/setToolEnabled`: edits the entry's `disabledTools` (or `enabledTools`) in its
     /// file, then reloads; the server keeps its connection (BUD-2).
     pub async fn set_tool_enabled(

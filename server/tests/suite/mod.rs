@@ -17,6 +17,7 @@ mod peers;
 mod prompts;
 mod reap;
 mod reconnect;
+mod registry;
 mod reload;
 mod sse;
 mod support;

@@ -7,13 +7,13 @@ use std::process::{Command, Output, Stdio};
 use super::support::wave_mcp;
 
 /// A temp HOME (with its XDG config dir) and a project directory.
-struct Place {
+pub(super) struct Place {
     _root: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
+    pub(super) home: PathBuf,
+    pub(super) project: PathBuf,
 }
 
-fn place() -> Place {
+pub(super) fn place() -> Place {
     let root = tempfile::tempdir().unwrap();
     let home = root.path().join("home");
     let project = root.path().join("project");
@@ -27,8 +27,14 @@ fn place() -> Place {
 }
 
 fn run(place: &Place, args: &[&str]) -> Output {
+    run_with_env(place, args, &[])
+}
+
+/// `wave-mcp ARGS` in the place, with these environment variables as well.
+pub(super) fn run_with_env(place: &Place, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(wave_mcp())
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(&place.project)
         .env("HOME", &place.home)
         .env("XDG_CONFIG_HOME", place.home.join(".config"))
@@ -38,7 +44,7 @@ fn run(place: &Place, args: &[&str]) -> Output {
         .expect("run wave-mcp")
 }
 
-fn ok(out: &Output, what: &str) -> String {
+pub(super) fn ok(out: &Output, what: &str) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -50,19 +56,19 @@ fn ok(out: &Output, what: &str) -> String {
 }
 
 /// The first stderr line of a failed run.
-fn error_line(out: &Output, what: &str) -> String {
+pub(super) fn error_line(out: &Output, what: &str) -> String {
     assert!(!out.status.success(), "{what}: succeeded");
     let stderr = String::from_utf8_lossy(&out.stderr);
     stderr.lines().next().unwrap_or_default().to_string()
 }
 
-fn read(path: &Path) -> String {
+pub(super) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-const PROJECT_FILE: &str = "{\n  \"mcpServers\": {\n    \"first\": {\"command\": \"one\", \"args\": [\"${HOME}\"]},\n\n    \"second\":   { \"url\": \"https://example.com/mcp\", \"type\": \"http\" }\n  },\n  \"zzz-unknown\": [1, 2,   3]\n}\n";
+pub(super) const PROJECT_FILE: &str = "{\n  \"mcpServers\": {\n    \"first\": {\"command\": \"one\", \"args\": [\"${HOME}\"]},\n\n    \"second\":   { \"url\": \"https://example.com/mcp\", \"type\": \"http\" }\n  },\n  \"zzz-unknown\": [1, 2,   3]\n}\n";
 
-fn status_line(place: &Place, name: &str) -> String {
+pub(super) fn status_line(place: &Place, name: &str) -> String {
     let out = run(place, &["servers"]);
     let text = ok(&out, "servers");
     text.lines()

@@ -230,6 +230,10 @@ struct Args {
     /// recording (BUD-7: tool search over real catalogs).
     #[arg(long, value_name = "PATH")]
     replay_catalog: Option<PathBuf>,
+    /// Serve no MCP: a local MCP Registry on 127.0.0.1:`--port` with the official API's shape,
+    /// answering from the recorded registry answers in this directory (USE-3).
+    #[arg(long, value_name = "DIR")]
+    registry: Option<PathBuf>,
 }
 
 /// The `ask` tool on 2026-07-28: the question as an `input_required` reply, then the answer
@@ -986,6 +990,7 @@ fn temperature(request: &CallToolRequestParams) -> CallToolResult {
     }
 }
 
+mod registry;
 /// `--prompts`: the prompts and resources of the test server (PRM-1 .. PRM-3).
 mod task_tool;
 
@@ -1789,6 +1794,13 @@ fn run(args: Args) -> Result<()> {
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
+    }
+    if let Some(dir) = &args.registry {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the tokio runtime")?;
+        return runtime.block_on(registry::serve(dir, args.port));
     }
     let Some(depth) = args.descendant else {
         return run_server(args);

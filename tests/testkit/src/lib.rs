@@ -380,6 +380,11 @@ pub fn http_request(base: &str, method: &str, path: &str) -> (u16, String) {
     (status, body)
 }
 
+/// The recorded MCP Registry answers the local registry serves (USE-3).
+pub fn registry_fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../test-server/registry")
+}
+
 /// Our test server over HTTP on 127.0.0.1 (Streamable HTTP on `/mcp` or legacy SSE on `/sse`),
 /// with its `/control/*` API; killed when dropped.
 pub struct HttpServer {
@@ -424,6 +429,14 @@ impl HttpServer {
             .map(|(base, _)| base.to_string())
             .expect("url with a path");
         HttpServer { child, url, base }
+    }
+
+    /// A local MCP Registry with the official API's shape, answering from the recorded
+    /// `server.json` documents in `tests/test-server/registry` (USE-3); `base` is the
+    /// registry's base URL (`WAVE_REGISTRY_URL`).
+    pub fn start_registry() -> HttpServer {
+        let dir = registry_fixtures();
+        HttpServer::start_with("http", &["--registry", &dir.to_string_lossy()])
     }
 
     /// One plain HTTP/1.1 request to this server; returns the status code and the body.

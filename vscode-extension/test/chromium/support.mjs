@@ -41,6 +41,7 @@ export {
   repoDir,
   serverPids,
   startOAuthMcpServer,
+  startRegistry,
   targetDir,
   testServerBin,
   userPermissions,

@@ -9,6 +9,7 @@ import { t, type Lang } from "./i18n";
 import { approvalDetails } from "./consentCards";
 import { toolBadges } from "./consent";
 import { appendLog, levelClass, loadedLog, openLog, shortTime, type LogView } from "./logView";
+import { RegistryBrowser } from "./registryBrowser";
 import {
   applySnapshot,
   approvalReason,
@@ -55,6 +56,8 @@ export class SettingsPage {
   private readonly expanded = new Set<string>();
   /** The server log shown over the page (SRV-2), if any. */
   private log: LogView | null = null;
+  /** "Browse registry" (USE-3), shown over the page while open. */
+  private readonly registry: RegistryBrowser;
 
   constructor(
     private readonly root: HTMLElement,
@@ -63,6 +66,13 @@ export class SettingsPage {
     sessionId: string,
   ) {
     this.state = initialState(sessionId);
+    this.registry = new RegistryBrowser(
+      bridge,
+      lang,
+      () => this.state.sessionId,
+      () => this.render(),
+      (servers, scope) => this.set(selectTab(applySnapshot(this.state, servers), scope)),
+    );
     bridge.onPush((method, params) => {
       if (method === "wave/mcp/serversChanged") this.set(applySnapshot(this.state, params as ServersSnapshot));
       if (method === "wave/mcp/logAppended" && this.log) this.setLog(appendLog(this.log, params as McpLogAppendedParams));
@@ -75,6 +85,7 @@ export class SettingsPage {
     document.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape" && this.state.confirm) this.set(cancelDelete(this.state));
       else if (ev.key === "Escape" && this.log) this.setLog(null);
+      else if (ev.key === "Escape" && this.registry.isOpen) this.registry.close();
     });
   }
 
@@ -351,10 +362,22 @@ export class SettingsPage {
         L(source === "user" ? "addUser" : "addProject"),
       );
 
+    const browseButton = () =>
+      h(
+        "button",
+        {
+          class: "secondary browse-registry",
+          "data-action": "browse-registry",
+          "data-key": "browse-registry",
+          onclick: () => this.registry.show(),
+        },
+        L("registryBrowse"),
+      );
+
     const toolbar =
       tab === "user" || tab === "project"
-        ? h("div", { class: "toolbar" }, addButton(tab, true))
-        : h("div", { class: "toolbar" });
+        ? h("div", { class: "toolbar" }, browseButton(), addButton(tab, true))
+        : h("div", { class: "toolbar" }, browseButton());
 
     let body: HTMLElement;
     if (empty === "loading") body = h("div", { class: "empty", id: "loading" }, L("loading"));
@@ -371,7 +394,7 @@ export class SettingsPage {
         { class: "empty empty-all", id: "empty-all" },
         h("h2", {}, L("emptyAllTitle")),
         h("p", {}, L("emptyAllBody")),
-        h("div", { class: "empty-actions" }, addButton("user", true), addButton("project")),
+        h("div", { class: "empty-actions" }, addButton("user", true), addButton("project"), browseButton()),
       );
     else if (empty === "emptyTab") body = h("div", { class: "empty empty-tab", id: "empty-tab" }, this.emptyTabText(tab));
     else body = h("ul", { class: "server-list" }, serversInTab(s.snapshot, tab).map((server) => this.row(server)));
@@ -395,11 +418,20 @@ export class SettingsPage {
       body,
     );
 
-    const dialog = s.confirm ? this.confirmDialog() : this.log ? this.logDialog(this.log) : null;
+    const dialog = s.confirm
+      ? this.confirmDialog()
+      : this.log
+        ? this.logDialog(this.log)
+        : this.registry.isOpen
+          ? this.registry.el
+          : null;
     this.root.replaceChildren(header, h("div", { class: "settings-layout" }, nav, main), ...(dialog ? [dialog] : []));
 
     const again = focusedKey ? this.root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusedKey)}"]`) : null;
-    if (dialog) dialog.querySelector<HTMLElement>("button.cancel")?.focus();
+    if (dialog && dialog === this.registry.el) {
+      // The registry dialog keeps its elements: focus (and the search box's caret) stays put.
+      (again && dialog.contains(again) ? again : dialog.querySelector<HTMLElement>("#registry-query"))?.focus();
+    } else if (dialog) dialog.querySelector<HTMLElement>("button.cancel")?.focus();
     else if (again && !again.hasAttribute("disabled")) again.focus();
   }
 

@@ -86,6 +86,11 @@ const KEYS: &[&str] = &[
     "action",
     "content",
     "opened",
+    "query",
+    "server",
+    "scope",
+    "version",
+    "cursor",
 ];
 
 fn random_value(rng: &mut Rng, depth: usize) -> Value {
@@ -159,7 +164,14 @@ async fn protocol_fuzz_random_messages_get_replies_and_the_sidecar_keeps_answeri
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "a": sandbox.server(&[]), "b": sandbox.server(&[]) }));
     let log = sandbox.path("sidecar.log");
-    let mut sidecar = spawn_logged(&sandbox, &log, "info", &[]);
+    // The registry methods ask a local registry, never the official one (USE-3).
+    let registry = HttpServer::start_registry();
+    let mut sidecar = spawn_logged(
+        &sandbox,
+        &log,
+        "info",
+        &[("WAVE_REGISTRY_URL", &registry.base)],
+    );
     initialize(&sidecar, &sandbox).await;
     sidecar.ok("wave/mcp/connect", json!({ "name": "b" })).await;
 

@@ -387,9 +387,88 @@ enum class ErrorKind {
     @SerializedName("needsApproval") NEEDS_APPROVAL,
     /** The IDE does not trust the project: its servers cannot be approved (TRUST-9). */
     @SerializedName("untrusted") UNTRUSTED,
+    /** The MCP Registry failed, or the server offers nothing wave-mcp installs (USE-3). */
+    @SerializedName("registry") REGISTRY,
 }
 
 data class ErrorData(val kind: ErrorKind? = null, val path: String? = null)
+
+// ---- The MCP Registry (USE-3): the settings page's "Browse registry" ----
+
+/** Params of `wave/registry/search`. */
+data class RegistrySearchParams(val query: String = "", val cursor: String? = null)
+
+/** One server of a registry search (its latest version); `install` is absent when wave-mcp cannot install it. */
+data class RegistryServerView(
+    val name: String = "",
+    val title: String? = null,
+    val description: String = "",
+    val version: String? = null,
+    val install: String? = null,
+)
+
+/** Result of `wave/registry/search`. */
+data class RegistrySearchResult(
+    val registryUrl: String = "",
+    val servers: List<RegistryServerView> = emptyList(),
+    val nextCursor: String? = null,
+)
+
+/** Params of `wave/registry/get`. */
+data class RegistryGetParams(val name: String = "", val version: String? = null)
+
+enum class RegistryInputKind {
+    @SerializedName("environmentVariable") ENVIRONMENT_VARIABLE,
+    @SerializedName("argument") ARGUMENT,
+    @SerializedName("header") HEADER,
+    @SerializedName("urlVariable") URL_VARIABLE,
+}
+
+/** A value a registry server needs; `placeholder` is the `${VAR}` in the entry (absent: optional, left out). */
+data class RegistryInputView(
+    val name: String = "",
+    val kind: RegistryInputKind? = null,
+    val placeholder: String? = null,
+    val required: Boolean = false,
+    val secret: Boolean = false,
+    val description: String? = null,
+    val default: String? = null,
+)
+
+/** What adding a registry server writes. */
+data class RegistryInstallView(
+    val how: String = "",
+    val entry: com.google.gson.JsonElement = com.google.gson.JsonNull.INSTANCE,
+    val inputs: List<RegistryInputView> = emptyList(),
+)
+
+/** Result of `wave/registry/get`. */
+data class RegistryServerDetails(
+    val name: String = "",
+    val title: String? = null,
+    val description: String = "",
+    val version: String? = null,
+    val websiteUrl: String? = null,
+    val repositoryUrl: String? = null,
+    val install: RegistryInstallView? = null,
+    val unsupported: String? = null,
+)
+
+/** Params of `wave/registry/add`. */
+data class RegistryAddParams(
+    val name: String = "",
+    val server: String = "",
+    val version: String? = null,
+    val scope: McpSource? = null,
+    val sessionId: String? = null,
+)
+
+/** Result of `wave/registry/add`. */
+data class RegistryAdded(
+    val path: String = "",
+    val install: RegistryInstallView = RegistryInstallView(),
+    val servers: ServersSnapshot = ServersSnapshot(),
+)
 
 // ---- host/*: between the shared webview and its host (docs/protocol.md) ----
 
