@@ -2,7 +2,7 @@
 (stateful, with `Mcp-Session-Id`, or stateless). Tools: `echo` (returns its text) and `add`.
 
 Every JSON-RPC message it receives is tapped before FastMCP reads it and appended to the file
-$WAVE_FASTMCP_LOG as one JSON line `{"method", "request", "metaVersion", "header", "session",
+$WAVE_FASTMCP_LOG as one JSON line `{"method", "pid", "request", "metaVersion", "header", "session",
 "initialize"}` (`metaVersion` is `_meta["io.modelcontextprotocol/protocolVersion"]`, `header` the
 `MCP-Protocol-Version` header, `request` false for a notification, `session` the `Mcp-Session-Id` header, `initialize` the offered
 `protocolVersion` of an `initialize`), so tests assert the wire.
@@ -48,6 +48,7 @@ def note(raw: bytes, headers: dict | None = None) -> None:
     params = message.get("params") or {}
     entry = {
         "method": message["method"],
+        "pid": os.getpid(),
         "request": "id" in message,
         "metaVersion": (params.get("_meta") or {}).get(META_VERSION),
     }

@@ -170,19 +170,31 @@ async fn spec_1_ts_sdk_v2_server_limited_to_2025_06_18_over_streamable_http_fall
 
 // ---- PyPI fastmcp 4.1.6 (serves 2026-07-28 and the 2025 handshake) --------------------------
 
-/// Asserts that `log` (the fastmcp tap) holds a `tools/call` and no `initialize`, and that every
-/// request carried 2026-07-28 in `_meta` (and, over HTTP, the header and no session id).
+/// Asserts the 2026-07-28 wire in `log` (the fastmcp tap): calls were made, and every server
+/// process that got a call got no `initialize`, and each request it got carried 2026-07-28 in
+/// `_meta` (over HTTP, the header too, and no session id). Any `initialize` at all (a stdio
+/// server that started so slowly under load that the `server/discover` probe timed out, then
+/// restarted) offered 2025-11-25, never 2026-07-28.
 fn assert_modern_wire(log: &[Value], http: bool) {
     assert!(log.iter().any(|l| l["method"] == "tools/call"), "{log:?}");
     assert!(
-        log.iter().all(|l| l["method"] != "initialize"),
-        "an initialize was sent: {log:?}"
+        offered(log).iter().all(|v| v == "2025-11-25"),
+        "an initialize offered another revision: {log:?}"
     );
-    for request in log.iter().filter(|l| l["request"] == true) {
-        assert_eq!(request["metaVersion"], MODERN, "{request}");
+    let callers: Vec<&Value> = log
+        .iter()
+        .filter(|l| l["method"] == "tools/call")
+        .map(|l| &l["pid"])
+        .collect();
+    for message in log.iter().filter(|l| callers.contains(&&l["pid"])) {
+        assert_ne!(message["method"], "initialize", "{log:?}");
+        if message["request"] != true {
+            continue;
+        }
+        assert_eq!(message["metaVersion"], MODERN, "{message}");
         if http {
-            assert_eq!(request["header"], MODERN, "{request}");
-            assert_eq!(request["session"], Value::Null, "{request}");
+            assert_eq!(message["header"], MODERN, "{message}");
+            assert_eq!(message["session"], Value::Null, "{message}");
         }
     }
 }
@@ -201,7 +213,9 @@ async fn fastmcp_http(sandbox: &Sandbox, python: &Path, stateless: bool) -> Http
 }
 
 // SPEC-1: a fastmcp 4.1.6 server on stdio is spoken to in 2026-07-28: `server/discover`, no
-// `initialize`, the revision in every request's `_meta`.
+// `initialize` to the process that serves the calls, the revision in every request's `_meta`.
+// (Python starting slowly on a loaded machine may answer the probe after its timeout; the dial
+// is then retried with `server/discover` and no timeout.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_1_fastmcp_server_over_stdio_speaks_2026_07_28() {
     let Some(python) = fastmcp_python() else {
