@@ -7,6 +7,11 @@ $WAVE_FASTMCP_LOG as one JSON line `{"method", "pid", "request", "metaVersion", 
 `MCP-Protocol-Version` header, `request` false for a notification, `session` the `Mcp-Session-Id` header, `initialize` the offered
 `protocolVersion` of an `initialize`), so tests assert the wire.
 
+With $WAVE_FASTMCP_SLOW_PROBE=<file> on stdio, the first process (the one that finds no <file>,
+and creates it) holds the first message it receives (the `server/discover` probe) for 12 s before
+FastMCP reads it, like a server that starts slowly: the probe's answer comes after the client's
+10 s probe timeout.
+
 Usage: py_fastmcp.py stdio | py_fastmcp.py http PORT [--stateless]
 """
 
@@ -14,6 +19,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 from fastmcp import FastMCP
 
@@ -69,10 +75,23 @@ def tap_stdin() -> None:
     os.dup2(read_end, 0)
     os.close(read_end)
 
+    slow = os.environ.get("WAVE_FASTMCP_SLOW_PROBE")
+    hold_first = False
+    if slow:
+        try:
+            with open(slow, "x"):
+                hold_first = True
+        except FileExistsError:
+            pass
+
     def copy() -> None:
+        nonlocal hold_first
         with os.fdopen(write_end, "wb", buffering=0) as pipe:
             for line in real_stdin:
                 note(line)
+                if hold_first:
+                    hold_first = False
+                    time.sleep(12)
                 pipe.write(line)
 
     threading.Thread(target=copy, daemon=True).start()

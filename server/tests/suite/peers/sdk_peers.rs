@@ -234,6 +234,41 @@ async fn spec_1_fastmcp_server_over_stdio_speaks_2026_07_28() {
     sandbox.assert_no_process_left().await;
 }
 
+// SPEC-1: a stdio server that answers the `server/discover` probe only after the probe's timeout
+// (fastmcp holding its first message 12 s, as a slow start under load does) is not lost: the
+// fallback `initialize` (offering 2025-11-25) meets the late answer, and the dial is retried
+// with `server/discover` without the timeout; the second process serves everything on
+// 2026-07-28 and gets no `initialize`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_1_a_probe_answered_after_its_timeout_is_retried_with_server_discover() {
+    let Some(python) = fastmcp_python() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let (var, value) = marker_env(&sandbox);
+    let entry = json!({
+        "command": python, "args": [peer_script("py_fastmcp.py"), "stdio"], "startupTimeoutSec": 120,
+        "env": {
+            var: value,
+            "WAVE_FASTMCP_LOG": sandbox.path("fastmcp.log"),
+            "WAVE_FASTMCP_SLOW_PROBE": sandbox.path("slow-probe-taken"),
+        },
+    });
+    lists_calls_and_shows(&sandbox, "fast", entry, MODERN).await;
+    let log = tap(&sandbox, "fastmcp.log");
+    let first = &log[0]["pid"];
+    let first_process: Vec<&Value> = log.iter().filter(|l| &l["pid"] == first).collect();
+    assert_eq!(first_process[0]["method"], "server/discover", "{log:?}");
+    assert_eq!(offered(&log), ["2025-11-25"], "{log:?}");
+    assert!(
+        log.iter()
+            .any(|l| &l["pid"] != first && l["method"] == "server/discover"),
+        "no second dial with server/discover: {log:?}"
+    );
+    assert_modern_wire(&log, false);
+    sandbox.assert_no_process_left().await;
+}
+
 // SPEC-1: a fastmcp 4.1.6 server on stateless Streamable HTTP: 2026-07-28, the
 // `MCP-Protocol-Version` header and `_meta` on every request, no session id, no `initialize`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
