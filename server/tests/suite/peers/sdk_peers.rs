@@ -262,7 +262,10 @@ async fn spec_1_a_probe_answered_after_its_timeout_is_retried_with_server_discov
     // The held probe's fallback offered 2025-11-25; under load a later dial's probe may time out
     // too and fall back the same way: every offer is 2025-11-25, never 2026-07-28.
     let offers = offered(&log);
-    assert!(!offers.is_empty() && offers.iter().all(|v| v == "2025-11-25"), "{log:?}");
+    assert!(
+        !offers.is_empty() && offers.iter().all(|v| v == "2025-11-25"),
+        "{log:?}"
+    );
     assert!(
         log.iter()
             .any(|l| &l["pid"] != first && l["method"] == "server/discover"),
