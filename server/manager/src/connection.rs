@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::background::Background;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomNotification, CustomRequest, CustomResult,
@@ -19,7 +20,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, Peer, RoleClient};
 use tokio::sync::oneshot;
-use tokio_util::task::TaskTracker;
 
 use crate::auth;
 use crate::config::Transport;
@@ -261,7 +261,7 @@ pub(crate) struct DialSetup<'a> {
     pub timeout: Duration,
     pub credentials: &'a Path,
     pub run_dir: &'a Path,
-    pub tasks: &'a TaskTracker,
+    pub tasks: &'a Background,
     /// From the revision remembered for the entry as written.
     pub lifecycle: Lifecycle,
 }
@@ -518,7 +518,7 @@ fn dialed(
     (service, instructions, tools, subscription): Started,
     process: Option<ServerProcess>,
     stderr: Option<StderrTail>,
-    tasks: &TaskTracker,
+    tasks: &Background,
 ) -> Dialed {
     let negotiated = service
         .peer_info()
@@ -530,12 +530,15 @@ fn dialed(
     let listening = tokio_util::sync::CancellationToken::new();
     let client = service.service();
     if let Some(subscription) = subscription {
-        tasks.spawn(crate::listen::relay(
-            subscription,
-            client.tools_changed.clone(),
-            client.catalog_changed.clone(),
-            listening.clone(),
-        ));
+        tasks.spawn(
+            "subscriptions/listen relay",
+            crate::listen::relay(
+                subscription,
+                client.tools_changed.clone(),
+                client.catalog_changed.clone(),
+                listening.clone(),
+            ),
+        );
     }
     Dialed {
         connection: Arc::new(Connection {

@@ -3,6 +3,7 @@
 //! for servers that are not connected. It knows nothing about LSP or IDEs.
 
 pub mod auth;
+mod background;
 pub mod cache;
 pub mod config;
 mod connection;

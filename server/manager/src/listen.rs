@@ -60,5 +60,9 @@ pub(crate) async fn relay(
             }
         }
     }
-    let _ = subscription.cancel().await;
+    // The cancel goes out through the session, which may be closing too: never wait long.
+    let _ = tokio::time::timeout(CANCEL_WAIT, subscription.cancel()).await;
 }
+
+/// How long the relay waits to send the subscription's cancel at the end of its connection.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);

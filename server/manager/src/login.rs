@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::background::Background;
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -18,7 +19,6 @@ use rmcp::transport::auth::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use tracing::instrument::WithSubscriber;
 
 use crate::auth::{self, Record};
@@ -55,7 +55,7 @@ pub(crate) async fn sign_in(
     path: &Path,
     open: &UrlOpener,
     timeout: Duration,
-    (tasks, stop): (&TaskTracker, &CancellationToken),
+    (tasks, stop): (&Background, &CancellationToken),
 ) -> Result<(), String> {
     // Machine-to-machine grants need no browser: the dial gets the token (SPEC-2).
     if settings.machine.is_some() {
@@ -480,13 +480,13 @@ async fn respond(stream: &mut TcpStream, status: &str, message: &str) {
 /// `Browser::default()` has a tracker of its own, awaited by no manager (for tests).
 #[derive(Debug, Clone, Default)]
 pub struct Browser {
-    tasks: TaskTracker,
+    tasks: Background,
     stop: CancellationToken,
 }
 
 impl Browser {
     /// A browser whose openers run under `tasks` until `stop`.
-    pub fn new(tasks: TaskTracker, stop: CancellationToken) -> Browser {
+    pub(crate) fn new(tasks: Background, stop: CancellationToken) -> Browser {
         Browser { tasks, stop }
     }
 
@@ -500,7 +500,7 @@ impl Browser {
 /// opener. The opener is reaped by a task under `tasks`; a browser it starts is the user's. A
 /// `$BROWSER` that runs the browser in the foreground may never exit: at `stop` the task stops
 /// waiting (tokio reaps the child once it exits), so cleanup never waits for the user's browser.
-pub(crate) fn open_in_browser(url: &str, tasks: &TaskTracker, stop: CancellationToken) {
+pub(crate) fn open_in_browser(url: &str, tasks: &Background, stop: CancellationToken) {
     let browser = std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty());
@@ -525,7 +525,7 @@ pub(crate) fn open_in_browser(url: &str, tasks: &TaskTracker, stop: Cancellation
         .stderr(std::process::Stdio::null());
     match command.spawn() {
         Ok(mut child) => {
-            tasks.spawn(async move {
+            tasks.spawn("browser opener", async move {
                 tokio::select! {
                     _ = child.wait() => {}
                     () = stop.cancelled() => {}

@@ -19,7 +19,6 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::Error;
 use crate::auth;
@@ -46,6 +45,9 @@ pub use types::{
 
 /// Snapshots a subscriber may fall behind before it sees `Lagged`.
 const SUBSCRIBER_BACKLOG: usize = 512;
+
+/// After this long, a cleanup still waiting names the background tasks it waits for.
+const CLEANUP_REPORT_AFTER: Duration = Duration::from_secs(15);
 
 /// Where a tool call goes ([`McpManager::route`]).
 enum Route {
@@ -92,7 +94,7 @@ struct SharedState {
     latest: watch::Sender<Arc<Snapshot>>,
     /// Every snapshot, in order, for subscribers.
     events: broadcast::Sender<Arc<Snapshot>>,
-    tasks: TaskTracker,
+    tasks: crate::background::Background,
     root: CancellationToken,
     /// Tool-list refreshes announced by `tools/list_changed` and not finished yet (BUD-6).
     refreshing: watch::Sender<usize>,
@@ -169,7 +171,7 @@ impl McpManager {
                 state: Mutex::new(state),
                 latest,
                 events,
-                tasks: TaskTracker::new(),
+                tasks: crate::background::Background::default(),
                 root: CancellationToken::new(),
                 refreshing: watch::Sender::new(0),
                 elicitations: Elicitations::default(),
@@ -225,13 +227,15 @@ impl McpManager {
         if peers.is_empty() {
             return;
         }
-        self.shared.tasks.spawn(async move {
-            for (server, peer) in peers {
-                if let Err(e) = peer.notify_roots_list_changed().await {
-                    tracing::debug!(server, "cannot send roots/list_changed: {e}");
+        self.shared
+            .tasks
+            .spawn("roots/list_changed to the servers", async move {
+                for (server, peer) in peers {
+                    if let Err(e) = peer.notify_roots_list_changed().await {
+                        tracing::debug!(server, "cannot send roots/list_changed: {e}");
+                    }
                 }
-            }
-        });
+            });
     }
 
     /// Lets the servers ask the user (MCP elicitation, LONG-5): connections dialed from now on
@@ -765,14 +769,35 @@ impl McpManager {
             stopping
         };
         let shared = &self.shared;
-        futures::future::join_all(
-            stopping
-                .into_iter()
-                .map(|(live, dial)| shared.finish_stopping(live, dial)),
-        )
-        .await;
-        self.shared.tasks.close();
-        self.shared.tasks.wait().await;
+        let stopped = async {
+            futures::future::join_all(
+                stopping
+                    .into_iter()
+                    .map(|(live, dial)| shared.finish_stopping(live, dial)),
+            )
+            .await;
+            shared.tasks.close();
+            shared.tasks.wait().await;
+        };
+        let mut stopped = std::pin::pin!(stopped);
+        // Every task ends on its own once the connections are closed. One that does not would
+        // hold cleanup for ever: say which, so the hang has a name.
+        if tokio::time::timeout(CLEANUP_REPORT_AFTER, &mut stopped)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                waiting_for = ?self.shared.tasks.running(),
+                "MCP cleanup is still waiting for background tasks"
+            );
+            stopped.await;
+        }
+    }
+
+    /// The manager's background tasks running now, by name (dials, watchers, readers): what
+    /// [`McpManager::cleanup`] would wait for.
+    pub fn running_background_tasks(&self) -> Vec<String> {
+        self.shared.tasks.running()
     }
 
     /// How many of the manager's background tasks (dials, reconnects, connection watchers,

@@ -14,10 +14,10 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::background::Background;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
-use tokio_util::task::TaskTracker;
 
 use crate::registry::{self, Record};
 
@@ -126,7 +126,7 @@ pub fn spawn(
     env: &[(String, String)],
     cwd: &Path,
     run_dir: Option<&Path>,
-    tasks: &TaskTracker,
+    tasks: &Background,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(command);
     cmd.args(args)
@@ -153,19 +153,25 @@ pub fn spawn(
     };
     let record = run_dir.and_then(|dir| registry::record(dir, pid));
     let tail = StderrTail::default();
-    let stderr_done = tasks.spawn(collect_stderr(stderr, tail.clone(), pid));
+    let stderr_done = tasks.spawn(
+        format!("stderr reader of pid {pid}"),
+        collect_stderr(stderr, tail.clone(), pid),
+    );
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
     let (finished_tx, finished_rx) = watch::channel(false);
     let (exited_tx, exited_rx) = oneshot::channel();
-    tasks.spawn(supervise(Supervised {
-        child,
-        pid,
-        shutdown: shutdown_rx,
-        finished: finished_tx,
-        exited: exited_tx,
-        stderr_done,
-        record,
-    }));
+    tasks.spawn(
+        format!("supervisor of pid {pid}"),
+        supervise(Supervised {
+            child,
+            pid,
+            shutdown: shutdown_rx,
+            finished: finished_tx,
+            exited: exited_tx,
+            stderr_done,
+            record,
+        }),
+    );
     Ok(Spawned {
         process: ServerProcess {
             pid,

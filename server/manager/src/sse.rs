@@ -56,7 +56,7 @@ pub(crate) struct SseTransport {
 pub(crate) async fn connect_sse(
     url: &str,
     headers: &[(String, String)],
-    tasks: &tokio_util::task::TaskTracker,
+    tasks: &crate::background::Background,
 ) -> Result<SseTransport, DialError> {
     let sse_url = Url::parse(url).map_err(|e| DialError::Sse(format!("invalid sse url: {e}")))?;
     let headers: HeaderMap = header_map(headers)?.into_iter().collect();
@@ -119,7 +119,10 @@ pub(crate) async fn connect_sse(
     let (sender, incoming) = mpsc::channel(INCOMING_BUFFER);
     let state = Arc::new(Mutex::new(StreamState::Open(Vec::new())));
     let reader = tasks
-        .spawn(read_events(events, sender, state.clone()))
+        .spawn(
+            "sse event reader",
+            read_events(events, sender, state.clone()),
+        )
         .abort_handle();
     Ok(SseTransport {
         client,
@@ -287,7 +290,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use tokio_util::task::TaskTracker;
+    use crate::background::Background;
 
     /// A one-session legacy SSE server: the test pushes events through `push`; dropping `push`
     /// ends the stream. Records the `x-key` header of every request and every POSTed body.
@@ -385,7 +388,7 @@ mod tests {
     async fn posts_and_receives_with_headers_and_signals_a_dropped_stream() {
         let (url, peer, push) = start().await;
         let headers = [("X-Key".to_string(), "s3cret".to_string())];
-        let mut transport = connect_sse(&url, &headers, &TaskTracker::new())
+        let mut transport = connect_sse(&url, &headers, &Background::default())
             .await
             .unwrap();
         let dropped = transport.closed_signal();
@@ -419,7 +422,9 @@ mod tests {
     #[tokio::test]
     async fn a_local_close_is_not_a_drop() {
         let (url, _peer, push) = start().await;
-        let mut transport = connect_sse(&url, &[], &TaskTracker::new()).await.unwrap();
+        let mut transport = connect_sse(&url, &[], &Background::default())
+            .await
+            .unwrap();
         let dropped = transport.closed_signal();
         transport.close().await.unwrap();
         drop(push);
@@ -431,20 +436,20 @@ mod tests {
         let (url, _peer, _push) = start().await;
         let missing = url.replace("/sse", "/nowhere");
         let headers = [("X-Key".to_string(), "s3cret".to_string())];
-        let err = connect_sse(&missing, &headers, &TaskTracker::new())
+        let err = connect_sse(&missing, &headers, &Background::default())
             .await
             .err()
             .unwrap()
             .to_string();
         assert_eq!(err, "sse endpoint returned 404 Not Found");
         let bad = [("X-Key".to_string(), "line\nbreak-s3cret".to_string())];
-        let err = connect_sse(&url, &bad, &TaskTracker::new())
+        let err = connect_sse(&url, &bad, &Background::default())
             .await
             .err()
             .unwrap()
             .to_string();
         assert!(!err.contains("s3cret"), "{err}");
-        let err = connect_sse("http://127.0.0.1:1/sse", &[], &TaskTracker::new())
+        let err = connect_sse("http://127.0.0.1:1/sse", &[], &Background::default())
             .await
             .err()
             .unwrap()

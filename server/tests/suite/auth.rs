@@ -62,6 +62,7 @@ impl SdkServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
+        wave_mcp_testkit::dies_with_test(&mut command);
         if strict {
             command.arg("--oauth");
         }

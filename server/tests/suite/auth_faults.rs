@@ -55,7 +55,8 @@ impl OAuthPeer {
     fn start(sandbox: &Sandbox, flags: &[&str]) -> Option<OAuthPeer> {
         let (python, script) = peer()?;
         let stderr = std::fs::File::create(sandbox.path("oauth_server.stderr")).unwrap();
-        let mut child = Command::new(python)
+        let mut command = Command::new(python);
+        let mut child = wave_mcp_testkit::dies_with_test(&mut command)
             .arg(script)
             .args(flags)
             .stdin(Stdio::null())

@@ -283,7 +283,8 @@ async fn reap_3_end_of_stdin_ends_the_sidecar_and_its_trees() {
 /// `sleep 600` as the leader of a process group of its own.
 fn sleeper() -> (std::process::Child, Proc) {
     use std::os::unix::process::CommandExt;
-    let child = std::process::Command::new("sleep")
+    let mut command = std::process::Command::new("sleep");
+    let child = wave_mcp_testkit::dies_with_test(&mut command)
         .arg("600")
         .process_group(0)
         .stdin(Stdio::null())

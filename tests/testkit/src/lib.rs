@@ -125,6 +125,41 @@ pub async fn assert_all_dead(pids: &[u32]) {
     assert!(gone, "processes still alive: {survivors:?}");
 }
 
+/// Sends the in-process warnings of wave-mcp's crates (a cleanup that waits, a lost server) to
+/// the test's stderr, which nextest shows when the test fails or is ended for hanging. Set
+/// once per process, and only under nextest (one test per process): under `cargo test` the
+/// tests share a process, and one that captures the log needs the only subscriber. A test that
+/// installs a subscriber of its own first keeps it.
+pub fn log_warnings() {
+    if std::env::var_os("NEXTEST").is_none() {
+        return;
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// Makes the process `command` starts die with the test that starts it (Linux: SIGKILL when the
+/// spawning thread, the test's, ends). For helpers in a process group of their own, which
+/// nextest's kill of a hung test's group does not reach.
+#[cfg(unix)]
+pub fn dies_with_test(command: &mut std::process::Command) -> &mut std::process::Command {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure runs between fork and exec and only makes one system call.
+        unsafe {
+            command.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    }
+    command
+}
+
 /// A private home and workdir under one temporary root, removed on drop. Every server config a
 /// test makes carries the root in its arguments, so its processes can be found in `/proc` by
 /// that marker. The test binaries wrap it in a `Sandbox` of their own ([`suite_sandbox!`]).
@@ -138,6 +173,7 @@ pub struct SandboxDirs {
 impl SandboxDirs {
     /// `<tmp>/<prefix>XXXX/{home/.wave, project}`.
     pub fn new(prefix: &str) -> SandboxDirs {
+        log_warnings();
         let dir = tempfile::Builder::new()
             .prefix(prefix)
             .tempdir()

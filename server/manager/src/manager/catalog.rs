@@ -250,7 +250,7 @@ impl SharedState {
         let configured = state.configured();
         let (path, workdir) = (self.cache_path.clone(), self.workdir.clone());
         // CACHE-5: overwrite the snapshot; failures only cost the panel its cache.
-        self.tasks.spawn_blocking(move || {
+        self.tasks.spawn_blocking("tool cache write", move || {
             if let Err(e) = cache::record(&path, &workdir, &configured, entry) {
                 tracing::debug!("cannot write the MCP tool cache {}: {e}", path.display());
             }
@@ -298,9 +298,11 @@ pub(super) async fn refresh(
 pub(super) fn start_refresh(shared: &Arc<SharedState>, name: &str, generation: u64) {
     let task_shared = shared.clone();
     let name = name.to_string();
-    shared.tasks.spawn(async move {
-        refresh(&task_shared, &name, generation).await;
-    });
+    shared
+        .tasks
+        .spawn(format!("catalog listing of {name}"), async move {
+            refresh(&task_shared, &name, generation).await;
+        });
 }
 
 /// Lists the catalog again when the server announces `prompts/list_changed` or

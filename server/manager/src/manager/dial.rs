@@ -44,12 +44,16 @@ impl SharedState {
     {
         let slot = &mut state.slots[index];
         let cancel = self.root.child_token();
-        let handle = self.tasks.spawn(task(
-            self.clone(),
-            slot.entry.clone(),
-            slot.generation,
-            cancel.clone(),
-        ));
+        let what = format!("dial of {}", slot.entry.name);
+        let handle = self.tasks.spawn(
+            what,
+            task(
+                self.clone(),
+                slot.entry.clone(),
+                slot.generation,
+                cancel.clone(),
+            ),
+        );
         let done = async move {
             let _ = handle.await;
         }
@@ -303,11 +307,10 @@ async fn install_connection(
             shared.publish(&mut state);
             catalog::start_refresh(shared, name, generation);
             let level = slot_log_level(&state.slots[index]);
-            shared.tasks.spawn(set_log_level(
-                connection.peer.clone(),
-                name.to_string(),
-                level,
-            ));
+            shared.tasks.spawn(
+                format!("logging/setLevel of {name}"),
+                set_log_level(connection.peer.clone(), name.to_string(), level),
+            );
             tracing::info!(server = %name, "MCP server connected");
             let stderr = connection.stderr().cloned();
             if let Some(exited) = exited {
@@ -319,16 +322,18 @@ async fn install_connection(
                     })
                 });
                 let lost = Lost::Exited;
-                shared
-                    .tasks
-                    .spawn(watch_loss(shared, name, generation, lost, reason.boxed()));
+                shared.tasks.spawn(
+                    format!("exit watch of {name}"),
+                    watch_loss(shared, name, generation, lost, reason.boxed()),
+                );
             }
             if let Some(dropped) = dropped {
                 let reason = dropped.map(Result::ok).boxed();
                 let lost = Lost::Dropped;
-                shared
-                    .tasks
-                    .spawn(watch_loss(shared, name, generation, lost, reason));
+                shared.tasks.spawn(
+                    format!("sse stream watch of {name}"),
+                    watch_loss(shared, name, generation, lost, reason),
+                );
             }
             return;
         }
@@ -431,7 +436,7 @@ fn tools_changed_hook(
         // Counted from the notification on, so the next model request waits for it (BUD-6).
         shared.refreshing.send_modify(|running| *running += 1);
         let refreshing = RefreshGuard(shared.clone());
-        tasks.spawn(async move {
+        tasks.spawn(format!("tool listing of {name}"), async move {
             let _refreshing = refreshing;
             let started = {
                 let mut state = shared.lock();
