@@ -12,6 +12,8 @@
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
 #     tasks-venv/ a Python venv of its own with PyPI `fastmcp-tasks` (it pins an older fastmcp than
 #                 other peers want): tests/peers/py_tasks.py, task-only tools (SRV-5)
+#     fastmcp-venv/ a Python venv of its own with PyPI `fastmcp` 4.1.6 (fastmcp-tasks above holds
+#                 an older fastmcp): tests/peers/py_fastmcp.py, the era tests (SPEC-1)
 #     uv-cache/   uv's cache, holding `uvx mcp-server-time` so tests can run it with UV_OFFLINE=1
 #     mcp-server-time.spec   the pinned `mcp-server-time==VERSION` the tests run with uvx
 #
@@ -28,6 +30,7 @@ SDK_VERSION=1.32.2
 EXPRESS_VERSION=5.3.0
 SDK2_VERSION=2.4.0
 FASTMCP_TASKS_VERSION=4.1.4
+FASTMCP_VERSION=4.1.6
 
 PEERS="${WAVE_PEERS_DIR:-$HOME/.cache/wave-mcp-peers}"
 mkdir -p "$PEERS"
@@ -162,6 +165,25 @@ if [ "$(installed_tasks || true)" != "$FASTMCP_TASKS_VERSION" ]; then
     fail "fastmcp-tasks is not usable in $TASKS_VENV after pip install"
 fi
 
+# --- PyPI: fastmcp in a venv of its own (the era tests, SPEC-1) ----------------------------
+FASTMCP_VENV="$PEERS/fastmcp-venv"
+installed_fastmcp() {
+  [ -x "$FASTMCP_VENV/bin/python" ] &&
+    "$FASTMCP_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("fastmcp"))' 2>/dev/null
+}
+if [ "$(installed_fastmcp || true)" != "$FASTMCP_VERSION" ]; then
+  echo "installing PyPI fastmcp==$FASTMCP_VERSION into the venv $FASTMCP_VENV"
+  if [ ! -x "$FASTMCP_VENV/bin/python" ]; then
+    python3 -m venv "$FASTMCP_VENV" || fail "python3 -m venv $FASTMCP_VENV failed (is the venv module installed?)"
+  fi
+  "$FASTMCP_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "fastmcp==$FASTMCP_VERSION" >&2 ||
+    fail "pip install of fastmcp==$FASTMCP_VERSION into $FASTMCP_VENV failed"
+  [ "$(installed_fastmcp || true)" = "$FASTMCP_VERSION" ] &&
+    "$FASTMCP_VENV/bin/python" -c 'from fastmcp import FastMCP' ||
+    fail "fastmcp is not usable in $FASTMCP_VENV after pip install"
+fi
+
 echo "MCP test peers in $PEERS:"
 echo "  npm  @modelcontextprotocol/server-everything $(installed_everything)  ($NPM_DIR/node_modules/.bin/mcp-server-everything)"
 echo "  npm  @modelcontextprotocol/sdk $(installed_sdk)  ($SDK_DIR)"
@@ -169,3 +191,4 @@ echo "  npm  @modelcontextprotocol/server $(installed_sdk2)  ($SDK2_DIR)"
 echo "  PyPI mcp $MCP_VERSION, uv $UV_VERSION  ($VENV)"
 echo "  uvx  $TIME_SPEC  (cache $UV_CACHE_DIR)"
 echo "  PyPI fastmcp-tasks $(installed_tasks)  ($TASKS_VENV)"
+echo "  PyPI fastmcp $(installed_fastmcp)  ($FASTMCP_VENV)"

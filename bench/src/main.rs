@@ -416,12 +416,26 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
     if wanted(10) {
         eprintln!("row 10: first call on a 2026-07-28 server vs the same server on 2025-11-25");
         let repeats = if quick { 5 } else { 41 };
-        let r = era::run(repeats).await?;
+        let r = era::run(repeats, &[]).await?;
         let ratio = r.modern / r.legacy;
         table.push(Row {
             id: "10",
             figure: format!(
                 "first call, 2026-07-28 (server/discover), stdio (median of {repeats})"
+            ),
+            ours: fmt_time(r.modern),
+            baseline: format!("2025-11-25 (initialize): {}", fmt_time(r.legacy)),
+            ratio: fmt_ratio(ratio),
+            target: "≤ 1.0×",
+            verdict: verdict(ratio <= 1.0),
+        });
+        eprintln!("row 10b: the same with a server that declares tools.listChanged");
+        let r = era::run(repeats, &["--tools", "echo,set_tools"]).await?;
+        let ratio = r.modern / r.legacy;
+        table.push(Row {
+            id: "10b",
+            figure: format!(
+                "the same, server declares tools.listChanged (2026-07-28 also opens subscriptions/listen; median of {repeats})"
             ),
             ours: fmt_time(r.modern),
             baseline: format!("2025-11-25 (initialize): {}", fmt_time(r.legacy)),

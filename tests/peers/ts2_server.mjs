@@ -1,7 +1,12 @@
 // A server on the official TypeScript SDK v2 (npm @modelcontextprotocol/server 2.4.0) for the
 // era tests (SPEC-1, SPEC-3). Usage:
-//   node ts2_server.mjs stdio [--legacy reject|serve]
-//   node ts2_server.mjs http PORT [--legacy reject|stateless]
+//   node ts2_server.mjs stdio [--legacy reject|serve] [--versions V1,V2]
+//   node ts2_server.mjs http PORT [--legacy reject|stateless] [--versions V1,V2]
+// `--versions V` makes a server written for the 2025 revisions only: the factory's server with
+// `supportedProtocolVersions: [V]`, hand-wired to the SDK's `StdioServerTransport` or a stateful
+// `WebStandardStreamableHTTPServerTransport` (one per `Mcp-Session-Id`) instead of the era-aware
+// `serveStdio`/`createMcpHandler`; it answers `server/discover` "method not found", e.g.
+// `--versions 2025-06-18` for a server that knows only that revision.
 // Tools: `echo` (returns its text), `confirm` (asks the user a yes/no form with
 // `input_required`, then answers with what the user said), `nag` (always asks again),
 // `add_tool` (registers `added` and publishes tools/list_changed). Prompt `greet` asks for a
@@ -21,6 +26,8 @@ const argv = process.argv.slice(2);
 const mode = argv[0];
 const legacyAt = argv.indexOf('--legacy');
 const legacy = legacyAt >= 0 ? argv[legacyAt + 1] : undefined;
+const versionsAt = argv.indexOf('--versions');
+const versions = versionsAt >= 0 ? argv[versionsAt + 1].split(',') : undefined;
 const log = process.env.WAVE_TS2_LOG;
 
 function note(entry) {
@@ -33,7 +40,11 @@ const extraTools = [];
 function factory() {
   const server = new McpServer(
     { name: 'ts2-peer', version: '2.4.0' },
-    { capabilities: { tools: { listChanged: true }, prompts: {}, resources: {} }, instructions: 'TS SDK v2 peer for wave-mcp.' }
+    {
+      capabilities: { tools: { listChanged: true }, prompts: {}, resources: {} },
+      instructions: 'TS SDK v2 peer for wave-mcp.',
+      ...(versions ? { supportedProtocolVersions: versions } : {}),
+    }
   );
   const text = (t) => ({ content: [{ type: 'text', text: t }] });
   server.registerTool(
@@ -96,10 +107,15 @@ if (mode === 'stdio') {
       if (line.includes('"server/discover"')) note({ discover: true });
     }
   });
-  serveStdio(factory, legacy ? { legacy } : {});
+  if (versions) {
+    const { StdioServerTransport } = await import(require.resolve('@modelcontextprotocol/server/stdio'));
+    await factory().connect(new StdioServerTransport());
+  } else {
+    serveStdio(factory, legacy ? { legacy } : {});
+  }
 } else if (mode === 'http') {
   const port = Number(argv[1]);
-  const handler = createMcpHandler(factory, legacy ? { legacy } : {});
+  const handler = versions ? statefulHandler() : createMcpHandler(factory, legacy ? { legacy } : {});
   notifyTools = () => handler.notify.toolsChanged();
   const server = http.createServer(async (req, res) => {
     const chunks = [];
@@ -136,4 +152,26 @@ if (mode === 'stdio') {
 } else {
   console.error('usage: ts2_server.mjs stdio|http PORT [--legacy MODE]');
   process.exit(2);
+}
+
+/** A 2025-era stateful Streamable HTTP endpoint: a transport and a server per session. */
+function statefulHandler() {
+  const { WebStandardStreamableHTTPServerTransport } = sdk;
+  const sessions = new Map();
+  return {
+    notify: { toolsChanged: () => {} },
+    async fetch(request) {
+      const id = request.headers.get('mcp-session-id');
+      let transport = id ? sessions.get(id) : undefined;
+      if (!transport) {
+        if (id) return new Response('unknown session', { status: 404 });
+        transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (sessionId) => sessions.set(sessionId, transport),
+        });
+        await factory().connect(transport);
+      }
+      return transport.handleRequest(request);
+    },
+  };
 }

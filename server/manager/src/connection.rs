@@ -588,8 +588,10 @@ where
     let instructions = service
         .peer_info()
         .and_then(|info| info.instructions.clone());
-    // SPEC-3: on 2026-07-28 list changes come through `subscriptions/listen`, opened before the
-    // listing so that no change after it is missed.
+    // SPEC-3: on 2026-07-28 list changes come through `subscriptions/listen`. Its request goes
+    // out before the listing's (`join!` polls it first, and its first poll queues it), so no
+    // change after the listing is missed; its acknowledgment is awaited alongside the listing,
+    // not before it, so the 2026-07-28 dial pays no extra round trip (bench row 10).
     let modern = service.peer_info().is_some_and(|info| {
         let caps = &info.capabilities;
         let changes = caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true)
@@ -597,19 +599,17 @@ where
             || caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true);
         !info.protocol_version.has_initialize() && changes
     });
-    let subscription = match modern {
-        true => crate::listen::open(service.peer(), LISTEN_ACK).await,
-        false => None,
+    let subscribe = async {
+        match modern {
+            true => crate::listen::open(service.peer(), LISTEN_ACK).await,
+            false => None,
+        }
     };
-    let tools =
-        service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| match crate::error::refusal_of(&e) {
-                Some(refusal) => DialError::refused(refusal),
-                None => DialError::ListTools(crate::error::in_words(&e)),
-            })?;
+    let (subscription, tools) = tokio::join!(subscribe, service.peer().list_all_tools());
+    let tools = tools.map_err(|e| match crate::error::refusal_of(&e) {
+        Some(refusal) => DialError::refused(refusal),
+        None => DialError::ListTools(crate::error::in_words(&e)),
+    })?;
     Ok((service, instructions, tools, subscription))
 }
 
@@ -640,6 +640,14 @@ fn opening_failed(error: ClientInitializeError) -> DialError {
         };
     }
     match &error {
+        // The `server/discover` probe was answered after rmcp's probe timeout (a slow-starting
+        // server, e.g. Python on a loaded machine), while the fallback `initialize` waited: the
+        // late answer shows the server speaks 2026-07-28, so the dial is retried with
+        // `server/discover` and no probe timeout.
+        ClientInitializeError::ConflictInitResponseId(..) => DialError::UnsupportedVersion {
+            message: "it answered server/discover after the probe had timed out".into(),
+            supported: vec![ProtocolVersion::V_2026_07_28.to_string()],
+        },
         // `server/discover` answered (or refused with `-32022`) listing only revisions that
         // open with `initialize`: the dial retries with the best of them.
         ClientInitializeError::NoCompatibleProtocolVersion {

@@ -33,6 +33,9 @@ mod long;
 /// Prompts and resources of the same peers (PRM-1 .. PRM-4).
 mod prompts;
 mod roots;
+/// The revision spoken with servers on other official SDKs: a TypeScript SDK v2 server limited to
+/// 2025-06-18, PyPI fastmcp 4.1.6 on stdio and both HTTP modes (SPEC-1).
+mod sdk_peers;
 /// Tool calls run as tasks, against PyPI fastmcp-tasks (SRV-5).
 mod tasks;
 

@@ -238,6 +238,30 @@ async fn spec_1_legacy_server_falls_back_and_the_remembered_era_skips_the_probe(
     sandbox.assert_no_process_left().await;
 }
 
+/// Rewrites the one revision remembered in the tool cache from `was` to `now`, as if the last
+/// connection of the entry had negotiated `now`.
+pub(super) fn pretend_last_revision(sandbox: &Sandbox, was: &str, now: &str) {
+    let cache = sandbox.home.join(".wave/mcp-tools-cache.json");
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+    let mut rewritten = 0;
+    let mut stack = vec![&mut file];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if map.get("protocolVersion") == Some(&json!(was)) {
+                    map.insert("protocolVersion".into(), json!(now));
+                    rewritten += 1;
+                }
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    assert_eq!(rewritten, 1, "{file:#}");
+    std::fs::write(&cache, serde_json::to_string(&file).unwrap()).unwrap();
+}
+
 // SPEC-1: a remembered handshake revision that the server no longer accepts (it now speaks only
 // 2026-07-28) is refused with `-32022` naming `2026-07-28`; the dial is retried once with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,25 +276,7 @@ async fn spec_1_unsupported_version_error_is_retried_with_a_listed_revision() {
     );
     manager.cleanup().await;
     // Pretend the last connection negotiated 2025-11-25.
-    let cache = sandbox.home.join(".wave/mcp-tools-cache.json");
-    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
-    let mut rewritten = 0;
-    let mut stack = vec![&mut file];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Object(map) => {
-                if map.get("protocolVersion") == Some(&json!("2026-07-28")) {
-                    map.insert("protocolVersion".into(), json!("2025-11-25"));
-                    rewritten += 1;
-                }
-                stack.extend(map.values_mut());
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
-    assert_eq!(rewritten, 1, "{file:#}");
-    std::fs::write(&cache, serde_json::to_string(&file).unwrap()).unwrap();
+    pretend_last_revision(&sandbox, "2026-07-28", "2025-11-25");
 
     let later = manager_with(&sandbox, "new", entry);
     later.connect("new").await.expect("connect after -32022");
