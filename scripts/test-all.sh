@@ -50,8 +50,11 @@ echo "== official MCP conformance suite (npm @modelcontextprotocol/conformance, 
 WAVE_MCP_BIN="$PWD/target/debug/wave-mcp" bash scripts/conformance.sh
 
 echo "== no MCP test server left running"
-if pgrep -f wave-mcp-test-server >/dev/null; then
-  pgrep -af wave-mcp-test-server
+# This checkout's test server binaries only: a build or test of another checkout on the same
+# machine (a `cargo build -p wave-mcp-test-server` names it too) is none of this run's.
+own_servers="$PWD/target/[^ ]*/wave-mcp-test-server"
+if pgrep -f "$own_servers" >/dev/null; then
+  pgrep -af "$own_servers"
   echo "error: test servers outlived the tests" >&2
   exit 1
 fi

@@ -355,7 +355,7 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             id: "6a",
             figure: format!("warm dial with stored tokens, Streamable HTTP (median of {repeats})"),
             ours: fmt_time(r.signed_in),
-            baseline: format!("no auth: {}", fmt_time(r.plain)),
+            baseline: format!("same header from the entry: {}", fmt_time(r.plain)),
             ratio: fmt_ratio(ratio),
             target: "≤ 1.05×",
             verdict: verdict(ratio <= 1.05),

@@ -3,7 +3,11 @@
 //! connect of the same kind of server without auth. The stored authorization-server metadata
 //! points at a counting listener on 127.0.0.1: a warm dial must send it nothing (AUTH-3).
 //!
-//! The two are interleaved, `repeats` times each, a fresh manager every time; medians kept.
+//! Both servers check the same `Authorization` header, and the plain dial sends the same bytes
+//! as a configured `headers` entry: the two dials differ only in where the token comes from
+//! (the credential file through rmcp's `AuthClient`, or the entry), so the ratio is the
+//! credential path's cost and nothing of the server's. The two are interleaved in ABBA order,
+//! `repeats` times each, a fresh manager every time; medians kept.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -30,14 +34,20 @@ pub async fn run(repeats: usize) -> Result<SignInResult> {
     let scratch = Scratch::new()?;
     let header = format!("Authorization:Bearer {TOKEN}");
     let guarded = HttpServer::start(&["--require-header", &header])?;
-    let plain = HttpServer::start(&[])?;
+    let plain = HttpServer::start(&["--require-header", &header])?;
     let (auth_server, requests) = counting_listener()?;
     store_token(&scratch, &guarded.url, &auth_server)?;
 
     let (mut with_token, mut without) = (Vec::new(), Vec::new());
-    for _ in 0..repeats {
-        with_token.push(connect_once(&scratch, &guarded.url).await?);
-        without.push(connect_once(&scratch, &plain.url).await?);
+    for round in 0..repeats {
+        // ABBA: neither kind always runs right after the other's teardown.
+        if round % 2 == 0 {
+            with_token.push(connect_once(&scratch, &guarded.url, None).await?);
+            without.push(connect_once(&scratch, &plain.url, Some(&header)).await?);
+        } else {
+            without.push(connect_once(&scratch, &plain.url, Some(&header)).await?);
+            with_token.push(connect_once(&scratch, &guarded.url, None).await?);
+        }
     }
     Ok(SignInResult {
         signed_in: util::median(&with_token),
@@ -46,10 +56,15 @@ pub async fn run(repeats: usize) -> Result<SignInResult> {
     })
 }
 
-/// Seconds for one `connect` of a fresh manager whose only server is `url`.
-async fn connect_once(scratch: &Scratch, url: &str) -> Result<f64> {
+/// Seconds for one `connect` of a fresh manager whose only server is `url`, sending `header`
+/// (`NAME:VALUE`) from the entry when given.
+async fn connect_once(scratch: &Scratch, url: &str, header: Option<&str>) -> Result<f64> {
+    let mut entry = json!({ "type": "http", "url": url });
+    if let Some((name, value)) = header.and_then(|h| h.split_once(':')) {
+        entry["headers"] = json!({ name: value });
+    }
     let mut servers = Map::new();
-    servers.insert("remote".into(), json!({ "type": "http", "url": url }));
+    servers.insert("remote".into(), entry);
     let manager = McpManager::new(ManagerOptions {
         workdir: scratch.workdir.clone(),
         home: Some(scratch.home.clone()),
