@@ -1102,6 +1102,10 @@ pub struct RegistryInputView {
     pub placeholder: Option<String>,
     pub required: bool,
     pub secret: bool,
+    /// An argument the server takes more than once (`isRepeated`): the entry has one value,
+    /// more may be added after it.
+    #[serde(default)]
+    pub repeated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub description: Option<String>,

@@ -94,6 +94,9 @@ fn describe(input: &NeededInput) -> String {
     if input.secret {
         about.push_str(", secret");
     }
+    if input.repeated {
+        about.push_str(", may be given more than once (add more after it in args)");
+    }
     if let Some(default) = &input.default {
         about.push_str(&format!(", default {default}"));
     }

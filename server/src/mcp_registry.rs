@@ -128,6 +128,9 @@ pub struct Input {
     pub is_required: bool,
     #[serde(default)]
     pub is_secret: bool,
+    /// An argument that may be given more than once (`isRepeated`).
+    #[serde(default)]
+    pub is_repeated: bool,
     #[serde(default)]
     pub default: Option<String>,
     #[serde(default)]
@@ -344,6 +347,9 @@ pub struct NeededInput {
     pub description: Option<String>,
     pub required: bool,
     pub secret: bool,
+    /// An argument the server takes more than once (`isRepeated`): the entry has one, the user
+    /// may add more after it.
+    pub repeated: bool,
     pub default: Option<String>,
 }
 
@@ -358,8 +364,10 @@ pub struct Installation {
     pub inputs: Vec<NeededInput>,
 }
 
-/// The package types wave-mcp runs.
-const RUNNABLE: &[&str] = &["npm", "pypi", "oci"];
+/// The package types wave-mcp runs: each has a runner that fetches the package by name
+/// (`npx`, `uvx`, `docker`, `dnx` of the .NET 10 SDK). An `mcpb` package is a bundle file to
+/// download, check and unpack, which no runner does.
+const RUNNABLE: &[&str] = &["npm", "pypi", "oci", "nuget"];
 
 /// The entry for `server`: its first runnable stdio package, else its first remote.
 pub fn installation(server: &ServerJson) -> Result<Installation> {
@@ -402,7 +410,7 @@ pub fn installation(server: &ServerJson) -> Result<Installation> {
         );
     }
     bail!(
-        "registry server \"{}\" offers only {}; wave-mcp installs npm, pypi and oci packages over stdio and streamable-http or sse remotes",
+        "registry server \"{}\" offers only {}; wave-mcp installs npm, pypi, oci and nuget packages over stdio and streamable-http or sse remotes (an mcpb bundle is a file to download and unpack by hand)",
         server.name,
         offered.join(", ")
     )
@@ -481,6 +489,7 @@ impl Inputs {
             description: input.description.clone().filter(|d| !d.trim().is_empty()),
             required: input.is_required,
             secret: input.is_secret,
+            repeated: input.is_repeated,
             default: input.default.clone(),
         });
     }
@@ -592,6 +601,19 @@ fn package_installation(package: &Package) -> Installation {
             let mut args = runtime;
             args.push(spec.clone());
             ("uvx", args, format!("PyPI package {spec}"))
+        }
+        "nuget" => {
+            let spec = match &package.version {
+                Some(version) => format!("{id}@{version}"),
+                None => id.clone(),
+            };
+            let mut args = runtime;
+            args.extend([spec.clone(), "--yes".to_string()]);
+            // dnx passes what follows `--` to the tool.
+            if !package_args.is_empty() {
+                args.push("--".to_string());
+            }
+            ("dnx", args, format!("NuGet package {spec}"))
         }
         _ => {
             let image = oci_image(id, package.version.as_deref());

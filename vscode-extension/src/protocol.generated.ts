@@ -825,7 +825,12 @@ name: string, kind: RegistryInputKind,
  * The `${VAR}` the entry has for it (set that environment variable); absent for an
  * optional input left out of the entry.
  */
-placeholder?: string, required: boolean, secret: boolean, description?: string, default?: string, };
+placeholder?: string, required: boolean, secret: boolean, 
+/**
+ * An argument the server takes more than once (`isRepeated`): the entry has one value,
+ * more may be added after it.
+ */
+repeated: boolean, description?: string, default?: string, };
 
 /**
  * What adding a registry server writes.

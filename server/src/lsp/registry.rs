@@ -117,6 +117,7 @@ fn input_view(input: &NeededInput) -> RegistryInputView {
         placeholder: input.placeholder.clone(),
         required: input.required,
         secret: input.secret,
+        repeated: input.repeated,
         description: input.description.clone(),
         default: input.default.clone(),
     }

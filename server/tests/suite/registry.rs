@@ -54,7 +54,9 @@ fn use_3_registry_search_shows_the_latest_version_of_each_match() {
         "{text}"
     );
     assert!(
-        text.contains("io.github.domdomegg/time-mcp-nuget  1.0.8  (not installable by wave-mcp)"),
+        text.contains(
+            "io.github.domdomegg/time-mcp-nuget  1.0.8  (NuGet package TimeMcpServer@1.0.8)"
+        ),
         "{text}"
     );
     assert!(
@@ -260,6 +262,57 @@ fn use_3_add_from_registry_pypi_oci_and_remote() {
     );
 }
 
+// USE-3: a NuGet package runs with the .NET SDK's `dnx` (fetched by name, as npx and uvx do);
+// a required argument the server takes more than once (`isRepeated`) gets one placeholder and
+// is listed as repeatable.
+#[test]
+fn use_3_add_from_registry_nuget_and_a_repeated_argument() {
+    let registry = HttpServer::start_registry();
+    let p = place();
+    let file = p.project.join(".mcp.json");
+    let text = ok(
+        &run(
+            &p,
+            &registry,
+            &[
+                "add",
+                "time",
+                "--from-registry",
+                "io.github.domdomegg/time-mcp-nuget",
+            ],
+        ),
+        "nuget",
+    );
+    assert_eq!(
+        entry(&file, "time"),
+        json!({"command": "dnx", "args": ["TimeMcpServer@1.0.8", "--yes"]})
+    );
+    assert!(text.contains("NuGet package TimeMcpServer@1.0.8"), "{text}");
+
+    let text = ok(
+        &run(
+            &p,
+            &registry,
+            &[
+                "add",
+                "files",
+                "--from-registry",
+                "io.github.modelcontextprotocol/filesystem",
+            ],
+        ),
+        "repeated",
+    );
+    assert_eq!(
+        entry(&file, "files"),
+        json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@1.0.2", "${TARGET_DIR}"]})
+    );
+    let set = section(&text, "set these environment variables before it starts:");
+    assert!(
+        set.contains("  TARGET_DIR  argument target_dir, may be given more than once (add more after it in args), default /Users/username/Desktop: Path to access"),
+        "{text}"
+    );
+}
+
 // USE-3: a server with only a package type wave-mcp does not run, an unknown server or version,
 // and an unreachable registry are errors naming them; the file keeps every byte.
 #[test]
@@ -272,19 +325,16 @@ fn use_3_add_from_registry_errors_name_the_server_and_the_cause() {
         &run(
             &p,
             &registry,
-            &[
-                "add",
-                "t",
-                "--from-registry",
-                "io.github.domdomegg/time-mcp-nuget",
-            ],
+            &["add", "t", "--from-registry", "io.example/bundle-only"],
         ),
-        "nuget",
+        "mcpb",
     );
     assert!(
-        line.contains(
-            "registry server \"io.github.domdomegg/time-mcp-nuget\" offers only a nuget package"
-        ),
+        line.contains("registry server \"io.example/bundle-only\" offers only a mcpb package"),
+        "{line}"
+    );
+    assert!(
+        line.contains("an mcpb bundle is a file to download"),
         "{line}"
     );
     let line = error_line(
@@ -381,7 +431,7 @@ async fn use_3_sidecar_searches_details_and_adds_from_the_registry() {
     let page = sidecar
         .ok("wave/registry/search", json!({ "query": "" }))
         .await;
-    assert_eq!(page["servers"].as_array().unwrap().len(), 5, "{page:#}");
+    assert_eq!(page["servers"].as_array().unwrap().len(), 7, "{page:#}");
     assert!(page.get("nextCursor").is_none(), "{page:#}");
 
     let details = sidecar
@@ -404,19 +454,30 @@ async fn use_3_sidecar_searches_details_and_adds_from_the_registry() {
         details["repositoryUrl"],
         "https://github.com/apify/apify-mcp-server"
     );
-    let nuget = sidecar
+    let bundle = sidecar
         .ok(
             "wave/registry/get",
-            json!({ "name": "io.github.domdomegg/time-mcp-nuget" }),
+            json!({ "name": "io.example/bundle-only" }),
         )
         .await;
-    assert!(nuget.get("install").is_none(), "{nuget:#}");
+    assert!(bundle.get("install").is_none(), "{bundle:#}");
     assert!(
-        nuget["unsupported"]
+        bundle["unsupported"]
             .as_str()
             .unwrap()
-            .contains("offers only a nuget package"),
-        "{nuget:#}"
+            .contains("offers only a mcpb package"),
+        "{bundle:#}"
+    );
+    let files = sidecar
+        .ok(
+            "wave/registry/get",
+            json!({ "name": "io.github.modelcontextprotocol/filesystem" }),
+        )
+        .await;
+    assert_eq!(files["install"]["inputs"][0]["repeated"], true, "{files:#}");
+    assert_eq!(
+        files["install"]["inputs"][0]["name"], "target_dir",
+        "{files:#}"
     );
 
     let added = sidecar
@@ -466,12 +527,12 @@ async fn use_3_sidecar_searches_details_and_adds_from_the_registry() {
     let unsupported = sidecar
         .err(
             "wave/registry/add",
-            json!({ "name": "t", "server": "io.github.domdomegg/time-mcp-nuget", "scope": "user" }),
+            json!({ "name": "t", "server": "io.example/bundle-only", "scope": "user" }),
         )
         .await;
     assert_eq!(unsupported.kind(), "registry");
     assert!(
-        unsupported.message.contains("offers only a nuget package"),
+        unsupported.message.contains("offers only a mcpb package"),
         "{unsupported:?}"
     );
     let missing = sidecar

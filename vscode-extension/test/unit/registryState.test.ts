@@ -26,9 +26,10 @@ const key: RegistryInputView = {
   placeholder: "AIRTABLE_API_KEY",
   required: true,
   secret: true,
+  repeated: false,
   description: "Airtable token",
 };
-const token: RegistryInputView = { name: "token", kind: "argument", required: false, secret: true };
+const token: RegistryInputView = { name: "token", kind: "argument", required: false, secret: true, repeated: false };
 
 describe("USE-3: Browse registry", () => {
   it("keeps only the answer to the newest search (typing fast)", () => {
@@ -69,6 +70,9 @@ describe("USE-3: Browse registry", () => {
     expect(splitInputs([token, key])).toEqual({ required: [key], optional: [token] });
     expect(inputText("en", key)).toBe("environment variable AIRTABLE_API_KEY, secret: Airtable token");
     expect(inputText("en", { ...token, default: "x" })).toBe("argument token, secret, default x");
+    expect(inputText("en", { ...token, secret: false, repeated: true })).toBe(
+      "argument token, may be given more than once (add more after it in args)",
+    );
     const added: RegistryAdded = {
       path: "/p/.mcp.json",
       install: { how: "npm package a@1", entry: {}, inputs: [key, token] },

@@ -95,11 +95,12 @@ export function splitInputs(inputs: RegistryInputView[]): { required: RegistryIn
   };
 }
 
-/** One input as a line: where it goes, whether secret, its default and description. */
+/** One input as a line: where it goes, whether secret or repeatable, its default and description. */
 export function inputText(lang: Lang, input: RegistryInputView): string {
   const parts = [t(lang, KIND_TEXT[input.kind]), input.name];
   let text = parts.join(" ");
   if (input.secret) text += `, ${t(lang, "registrySecret")}`;
+  if (input.repeated) text += `, ${t(lang, "registryRepeated")}`;
   if (input.default !== undefined) text += `, ${t(lang, "registryDefault", { value: input.default })}`;
   if (input.description) text += `: ${input.description}`;
   return text;
