@@ -167,7 +167,9 @@ describe("what servers expect of a client, in a real VS Code (code-server)", () 
     const channel = page.locator(".quick-input-list .monaco-list-row", { hasText: "Wave MCP: logger" }).first();
     await channel.waitFor({ timeout: 30_000 });
     await channel.click();
-    const text = () => page.locator(".part.panel .monaco-editor .view-lines").first().innerText();
+    // The Output panel's editor (Monaco renders spaces as no-break spaces).
+    const text = async () =>
+      (await page.locator(".part.panel .monaco-editor .view-lines").allInnerTexts()).join("\n").replace(/\u00a0/g, " ");
     await until(async () => /\[test-server\] one request failed/.test(await text()), "the channel's lines in the Output panel", 30_000);
     const shown = await text();
     assert.match(shown, new RegExp(`\\[stderr\\] ${BANNER}`));
@@ -175,7 +177,8 @@ describe("what servers expect of a client, in a real VS Code (code-server)", () 
     assert.match(shown, /\[warning\] \[test-server\] the cache is cold/);
     assert.match(shown, /\[error\] \[test-server\] one request failed/);
     await shot("srv-2-output-channel");
-    await runCommand(page, "View: Close Panel");
+    await runCommand(page, "View: Toggle Panel Visibility");
+    await page.locator(".part.panel").waitFor({ state: "hidden", timeout: 30_000 });
   });
 
   test("SRV-3: in the chat, `/` then the prompt review: typing part of an argument shows the server's values", async () => {
@@ -226,11 +229,14 @@ describe("what servers expect of a client, in a real VS Code (code-server)", () 
     assert.equal(await result.getAttribute("class"), "msg msg-tool tool-error");
     assert.match(await result.locator("summary").textContent(), /temperature failed$/);
     await result.locator("summary").click();
-    assert.match(await result.locator("pre").textContent(), /^its result does not fit its output schema: at \/celsius, /);
+    assert.equal(
+      await result.locator("pre").textContent(),
+      'error: tool "temperature" of MCP server "thermo" returned an error:\nits result does not fit its output schema: at /celsius, "warm" is not of type "number"',
+    );
     // The model got the same error, not the structured content that broke the schema.
     const told = model.requests.at(-1).messages.at(-1);
     assert.equal(told.role, "tool");
-    assert.match(String(told.content), /does not fit its output schema/);
+    assert.match(String(told.content), /tool "temperature" of MCP server "thermo".*does not fit its output schema/s);
     assert.doesNotMatch(String(told.content), /21\.5/);
     await shot("srv-4-structured-output-error");
     await result.screenshot({ path: path.join(outputDir, "srv-4-structured-output-error-detail.png") });
