@@ -7,7 +7,8 @@
 //          the model's call of a tool whose structured result breaks its outputSchema is an error
 //          result naming the tool in the chat (and the model is told so).
 //   SRV-2  a row's "Logs" opens the server's log (stderr and messages, levels coloured), which
-//          follows new entries; VS Code's output channel "Wave MCP: logger" has the same lines.
+//          follows new entries (a reconnect's, while the log stays open); VS Code's output
+//          channel "Wave MCP: logger" has the same lines.
 //   SRV-3  `/` then the prompt `review`: its arguments get the server's values as they are typed.
 // Screenshots: target/test-output/vscode-e2e/srv-*.png.
 
