@@ -164,6 +164,11 @@ describe("what servers expect of a client, in a real VS Code (code-server)", () 
   });
 
   test("SRV-2: VS Code's output channel of the server has its log lines", async () => {
+    // The channel comes with the server's first entries: logger connected (by the test above,
+    // or here when this test runs alone).
+    const settings = await projectSettings();
+    await connectedRow(settings, "logger");
+    await settings.locator("button.back").click();
     await runCommand(page, "Output: Show Output Channels");
     const channel = page.locator(".quick-input-list .monaco-list-row", { hasText: "Wave MCP: logger" }).first();
     await channel.waitFor({ timeout: 30_000 });
