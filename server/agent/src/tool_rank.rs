@@ -792,7 +792,7 @@ mod tests {
 }
 
 /// BUD-7's measure over the recorded catalogs (`bench/fixtures/catalog`) and queries
-/// (`bench/fixtures/tool_queries.json`): `WAVE_EVAL_HALF=tune|held|all`.
+/// (`bench/fixtures/tool_queries.json`, `tool_queries_held2.json`): `WAVE_EVAL_HALF=tune|held|held2|all`.
 #[cfg(test)]
 mod eval {
     use super::*;
@@ -938,12 +938,16 @@ mod eval {
         let half = std::env::var("WAVE_EVAL_HALF").unwrap_or_else(|_| "tune".into());
         let docs = catalog();
         let index = ToolIndex::with_options(&docs, options);
-        let queries: Value = serde_json::from_str(
-            &std::fs::read_to_string(fixtures().join("tool_queries.json")).unwrap(),
-        )
-        .unwrap();
+        // The first set (halves tune and held) and the second held-out set (held2).
+        let mut queries = Vec::new();
+        for file in ["tool_queries.json", "tool_queries_held2.json"] {
+            let set: Value =
+                serde_json::from_str(&std::fs::read_to_string(fixtures().join(file)).unwrap())
+                    .unwrap();
+            queries.extend(set["queries"].as_array().unwrap().iter().cloned());
+        }
         let (mut n, mut hit, mut pn, mut phit, mut en, mut ehit) = (0, 0, 0, 0, 0, 0);
-        for q in queries["queries"].as_array().unwrap() {
+        for q in &queries {
             if half != "all" && q["half"] != half.as_str() {
                 continue;
             }
