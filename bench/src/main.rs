@@ -4,8 +4,9 @@
 //!
 //! Options: `--quick` (fewer repetitions, a smoke run), `--rows 1,3` (only those rows).
 //! Hidden modes used by the benchmark itself: `--idle-case CASE --dir DIR` (row 1's children),
-//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind), `--rss-child`
-//! (ours in row 7c), `--relay-url URL` (row 9's bare SSE relay).
+//! `--turn-callgrind --model-url URL --dir DIR` (row 4's child under callgrind),
+//! `--signin-callgrind --url URL --dials N --home DIR --workdir DIR [--header H]` (row 6c's),
+//! `--rss-child` (ours in row 7c), `--relay-url URL` (row 9's bare SSE relay).
 
 mod era;
 mod idle;
@@ -46,6 +47,13 @@ fn main() -> Result<()> {
     }
     if let Some(url) = value("--relay-url") {
         return live::relay_main(&url, args.iter().any(|a| a == "--nonblocking-stdout"));
+    }
+    if args.iter().any(|a| a == "--signin-callgrind") {
+        let url = value("--url").context("--url")?;
+        let dials = value("--dials").context("--dials")?.parse()?;
+        let home = PathBuf::from(value("--home").context("--home")?);
+        let workdir = PathBuf::from(value("--workdir").context("--workdir")?);
+        return signin::child_main(&url, dials, &home, &workdir, value("--header").as_deref());
     }
     if args.iter().any(|a| a == "--turn-callgrind") {
         let url = value("--model-url").context("--model-url")?;
@@ -360,6 +368,30 @@ async fn run(options: &Options) -> Result<Vec<Row>> {
             target: "≤ 1.05×",
             verdict: verdict(ratio <= 1.05),
         });
+        match r.counted {
+            Ok((token, header)) => {
+                let ratio = token as f64 / header as f64;
+                table.push(Row {
+                    id: "6c",
+                    figure: "  the same dial's instructions (callgrind, whole client process)"
+                        .into(),
+                    ours: fmt_count(token),
+                    baseline: format!("same header from the entry: {}", fmt_count(header)),
+                    ratio: fmt_ratio(ratio),
+                    target: "≤ 1.05×",
+                    verdict: verdict(ratio <= 1.05),
+                });
+            }
+            Err(reason) => table.push(Row {
+                id: "6c",
+                figure: "  the same dial's instructions (callgrind)".into(),
+                ours: format!("skipped: {reason}"),
+                baseline: String::new(),
+                ratio: "-".into(),
+                target: "≤ 1.05×",
+                verdict: "skipped",
+            }),
+        }
         table.push(Row {
             id: "6b",
             figure: "  requests to the authorization server during those dials".into(),
