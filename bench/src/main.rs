@@ -530,7 +530,11 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
     eprintln!("row 8b: search hit rate over the recorded catalogs (BUD-7)");
     let rates = tool_search::hit_rate()?;
     let pct = |a: usize, b: usize| a as f64 / b.max(1) as f64;
-    for (half, rate) in [("tuning half", &rates.tune), ("held-out half", &rates.held)] {
+    for (half, rate) in [
+        ("tuning half", &rates.tune),
+        ("held-out half", &rates.held),
+        ("second held-out set", &rates.held2),
+    ] {
         for miss in &rate.misses {
             eprintln!("  miss: {miss}");
         }

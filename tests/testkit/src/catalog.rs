@@ -1,6 +1,6 @@
 //! The recorded catalogs of real MCP servers and the hand-written queries over them (BUD-7,
 //! bench row 8): `bench/fixtures/catalog/<server>.json` (recorded by `scripts/record-catalog.sh`)
-//! and `bench/fixtures/tool_queries.json` (`scripts/tool-queries.py`).
+//! and `bench/fixtures/tool_queries.json` and `tool_queries_held2.json` (`scripts/tool-queries.py`).
 
 use std::path::PathBuf;
 
@@ -29,7 +29,8 @@ pub fn recorded_catalogs() -> Vec<(String, PathBuf)> {
 }
 
 /// One query: the words, the full name of the tool it wants (`None`: no tool does it), its
-/// half (`tune` or `held`), and whether it shares a word with the tool's own name.
+/// half (`tune` or `held`; `held2`: the second held-out set, written after `held` had been seen),
+/// and whether it shares a word with the tool's own name.
 #[derive(Debug, Clone)]
 pub struct ToolQuery {
     pub query: String,
@@ -39,20 +40,25 @@ pub struct ToolQuery {
 }
 
 pub fn tool_queries() -> Vec<ToolQuery> {
-    let text = std::fs::read_to_string(fixtures_dir().join("tool_queries.json"))
-        .expect("bench/fixtures/tool_queries.json");
-    let file: Value = serde_json::from_str(&text).expect("tool_queries.json is JSON");
-    file["queries"]
-        .as_array()
-        .expect("queries")
-        .iter()
-        .map(|q| ToolQuery {
-            query: q["query"].as_str().expect("query").to_string(),
-            tool: q["tool"].as_str().map(str::to_string),
-            half: q["half"].as_str().expect("half").to_string(),
-            shares_name_word: q["sharesNameWord"].as_bool().expect("sharesNameWord"),
-        })
-        .collect()
+    let mut out = Vec::new();
+    for name in ["tool_queries.json", "tool_queries_held2.json"] {
+        let text = std::fs::read_to_string(fixtures_dir().join(name))
+            .unwrap_or_else(|e| panic!("bench/fixtures/{name}: {e}"));
+        let file: Value = serde_json::from_str(&text).expect("a query file is JSON");
+        out.extend(
+            file["queries"]
+                .as_array()
+                .expect("queries")
+                .iter()
+                .map(|q| ToolQuery {
+                    query: q["query"].as_str().expect("query").to_string(),
+                    tool: q["tool"].as_str().map(str::to_string),
+                    half: q["half"].as_str().expect("half").to_string(),
+                    shares_name_word: q["sharesNameWord"].as_bool().expect("sharesNameWord"),
+                }),
+        );
+    }
+    out
 }
 
 /// The full names a `search_mcp_tools` result lists, in its order.
