@@ -22,10 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, CancelTaskParams, ClientRequest,
-    CustomRequest, ExtensionCapabilities, GetTaskParams, InputRequiredResult, JsonObject,
-    ProtocolVersion, ServerResult, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus,
-    UpdateTaskParams,
+    CallToolRequestParams, CallToolResult, CancelTaskParams, ClientRequest, CustomRequest,
+    ExtensionCapabilities, GetTaskParams, InputRequiredResult, JsonObject, ProtocolVersion,
+    ServerResult, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
@@ -129,10 +128,7 @@ impl Legacy {
 pub(crate) fn legacy_call_request(params: &CallToolRequestParams) -> ClientRequest {
     let mut value = serde_json::to_value(params).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
-        object.insert(
-            "task".into(),
-            serde_json::json!({ "ttl": LEGACY_TTL_MS }),
-        );
+        object.insert("task".into(), serde_json::json!({ "ttl": LEGACY_TTL_MS }));
     }
     ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(value)))
 }
@@ -353,7 +349,9 @@ async fn legacy_get(
     task_id: &str,
     last: &Task,
 ) -> Result<Step, ServiceError> {
-    let got = peer.send_request(legacy_request("tasks/get", task_id)).await?;
+    let got = peer
+        .send_request(legacy_request("tasks/get", task_id))
+        .await?;
     let task = match got {
         ServerResult::GetTaskResult(got) => {
             let mut task = got.task.task;
@@ -384,13 +382,7 @@ fn legacy_request(method: &str, task_id: &str) -> ClientRequest {
 }
 
 /// The caller stopped the task: the server is told with `tasks/cancel`.
-async fn stop(
-    peer: &Peer<RoleClient>,
-    task_id: &str,
-    server: &str,
-    tool: &str,
-    era: Era,
-) -> Error {
+async fn stop(peer: &Peer<RoleClient>, task_id: &str, server: &str, tool: &str, era: Era) -> Error {
     send_cancel(peer, task_id, era).await;
     Error::ToolCancelled {
         server: server.to_string(),
@@ -414,5 +406,52 @@ async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str, era: Era) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::info!("cannot cancel task {task_id}: {e}"),
         Err(_) => tracing::info!("task {task_id}: tasks/cancel was not acknowledged"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // SRV-5: a 2025-11-25 server's `tasks` capability and its tools' `execution.taskSupport`
+    // decide which calls ask for a task, on that revision only.
+    #[test]
+    fn srv_5_legacy_task_tools_are_read_from_the_server_messages() {
+        let legacy = Legacy::default();
+        let v2025 = Some(&ProtocolVersion::V_2025_11_25);
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}]}}"#);
+        assert!(!legacy.runs_as_task(v2025, "a"), "no tasks capability yet");
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}"#);
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"b","execution":{"taskSupport":"optional"}},{"name":"c","execution":{"taskSupport":"forbidden"}},{"name":"d"}]}}"#);
+        assert!(legacy.runs_as_task(v2025, "a"));
+        assert!(legacy.runs_as_task(v2025, "b"));
+        assert!(!legacy.runs_as_task(v2025, "c"));
+        assert!(!legacy.runs_as_task(v2025, "d"));
+        assert!(!legacy.runs_as_task(Some(&ProtocolVersion::V_2026_07_28), "a"));
+        // A later listing that no longer marks `a` calls it plainly.
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a"}]}}"#);
+        assert!(!legacy.runs_as_task(v2025, "a"));
+    }
+
+    // SRV-5: a 2025-11-25 task (`pollInterval`, `ttl`) becomes rmcp's, and the call asks for one.
+    #[test]
+    fn srv_5_legacy_shapes() {
+        let created = serde_json::json!({ "task": {
+            "taskId": "t1", "status": "working", "statusMessage": "queued",
+            "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z",
+            "ttl": 60000, "pollInterval": 250 } });
+        let task = legacy_created(&created).unwrap();
+        assert_eq!(task.task_id, "t1");
+        assert_eq!(task.status, TaskStatus::Working);
+        assert_eq!(task.status_message.as_deref(), Some("queued"));
+        assert_eq!(task.poll_interval_ms, Some(250));
+        let params = CallToolRequestParams::new("slow");
+        let ClientRequest::CustomRequest(request) = legacy_call_request(&params) else {
+            panic!("not a custom request");
+        };
+        assert_eq!(request.method, "tools/call");
+        let sent = request.params.unwrap();
+        assert_eq!(sent["name"], "slow");
+        assert_eq!(sent["task"]["ttl"], LEGACY_TTL_MS);
     }
 }

@@ -150,33 +150,72 @@ async fn gone(sandbox: &Sandbox) {
     assert!(gone, "left running: {:?}", marked_processes(sandbox));
 }
 
-// SRV-5: server-everything's `simulate-research-query` (2025-11-25, `taskSupport: "required"`)
-// runs as a task: created with `tools/call` + `task`, polled with `tasks/get`, its result fetched
-// with `tasks/result`; each stage's status message reached the caller as progress.
+// SRV-5: in a chat turn, server-everything's `simulate-research-query` (2025-11-25,
+// `taskSupport: "required"`) runs as a task: created with `tools/call` + `task`, polled with
+// `tasks/get`, its result fetched with `tasks/result` and given to the model; each stage's status
+// message reached the chat as `wave/session/progress` (a message, no total).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn srv_5_everything_research_query_runs_as_a_2025_11_25_task() {
     let sandbox = Sandbox::new();
-    let Some(entry) = everything(&sandbox) else { return };
-    let manager = McpManager::new(sandbox.options(json!({ "everything": entry })));
-    manager.connect("everything").await.expect("connect");
-    assert_eq!(
-        server(&manager, "everything").protocol_version.as_deref(),
-        Some("2025-11-25")
+    let Some(entry) = everything(&sandbox) else {
+        return;
+    };
+    sandbox.write_project(json!({ "everything": entry }));
+    let model = FakeModel::start(vec![
+        call(
+            "mcp__everything__simulate-research-query",
+            json!({ "topic": "tide pools" }),
+        ),
+        say("researched"),
+    ])
+    .await;
+    sandbox.allow_tool_calls();
+    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    let turn = sidecar.send_text("research tide pools").await;
+    let ended = sidecar
+        .wait_notification(0, ENDED, |p| p["turn"] == turn)
+        .await;
+    assert!(ended.get("error").is_none(), "{ended:#}");
+    let messages: Vec<String> = sidecar
+        .notifications(PROGRESS)
+        .iter()
+        .map(|p| {
+            assert!(p.get("total").is_none_or(Value::is_null), "{p:#}");
+            p["message"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    // Polled at the server's `pollInterval` (a second, a stage's length): some stages may fall
+    // between two polls, but each one seen is shown once, in order.
+    let stages = [
+        "Gathering sources...",
+        "Analyzing content...",
+        "Synthesizing findings...",
+        "Generating report...",
+    ];
+    let order: Vec<usize> = messages
+        .iter()
+        .map(|m| {
+            stages
+                .iter()
+                .position(|s| s == m)
+                .unwrap_or_else(|| panic!("{m}"))
+        })
+        .collect();
+    assert!(
+        !order.is_empty() && order.is_sorted_by(|a, b| a < b),
+        "{messages:?}"
     );
-    let (seen, hooks) = progress_sink();
-    let arguments = json!({ "topic": "tide pools" }).as_object().cloned();
-    let result = manager
-        .call_tool_with("mcp__everything__simulate-research-query", arguments, &hooks)
-        .await
-        .expect("the task's result");
-    assert_ne!(result.is_error, Some(true), "{result:?}");
-    let text = result_text(&result);
+    let asked = model.request(1);
+    let tool = asked["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("{asked:#}"));
+    let text = tool["content"].to_string();
     assert!(text.contains("# Research Report: tide pools"), "{text}");
-    let seen = seen.lock().unwrap().clone();
-    for stage in ["Gathering sources...", "Generating report..."] {
-        assert!(seen.iter().any(|m| m == stage), "{stage} not in {seen:?}");
-    }
-    manager.cleanup().await;
+    assert!(text.contains("Stage 4: Generating report"), "{text}");
+    sidecar.stop().await;
     gone(&sandbox).await;
 }
 
@@ -186,7 +225,9 @@ async fn srv_5_everything_research_query_runs_as_a_2025_11_25_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn srv_5_everything_task_question_reaches_the_user_through_tasks_result() {
     let sandbox = Sandbox::new();
-    let Some(entry) = everything(&sandbox) else { return };
+    let Some(entry) = everything(&sandbox) else {
+        return;
+    };
     let manager = McpManager::new(sandbox.options(json!({ "everything": entry })));
     let elicitor = Arc::new(Scripted {
         asked: Mutex::default(),
@@ -201,14 +242,21 @@ async fn srv_5_everything_task_question_reaches_the_user_through_tasks_result() 
         .as_object()
         .cloned();
     let result = manager
-        .call_tool_with("mcp__everything__simulate-research-query", arguments, &hooks)
+        .call_tool_with(
+            "mcp__everything__simulate-research-query",
+            arguments,
+            &hooks,
+        )
         .await
         .expect("the task's result");
     let text = result_text(&result);
     assert!(text.contains("# Research Report: python (snake)"), "{text}");
     let asked = elicitor.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
-    assert!(asked[0].message.contains("multiple interpretations"), "{asked:?}");
+    assert!(
+        asked[0].message.contains("multiple interpretations"),
+        "{asked:?}"
+    );
     let seen = seen.lock().unwrap().clone();
     assert!(
         seen.iter().any(|m| m.contains("Requesting clarification")),
@@ -223,7 +271,9 @@ async fn srv_5_everything_task_question_reaches_the_user_through_tasks_result() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn srv_5_a_stalled_2025_11_25_task_gets_tasks_cancel_at_its_timeout() {
     let sandbox = Sandbox::new();
-    let Some(entry) = ts_tasks(&sandbox, json!({ "toolTimeoutSec": 1 })) else { return };
+    let Some(entry) = ts_tasks(&sandbox, json!({ "toolTimeoutSec": 1 })) else {
+        return;
+    };
     let manager = McpManager::new(sandbox.options(json!({ "tt": entry })));
     manager.connect("tt").await.expect("connect");
     let (seen, hooks) = progress_sink();
@@ -237,7 +287,10 @@ async fn srv_5_a_stalled_2025_11_25_task_gets_tasks_cancel_at_its_timeout() {
     );
     assert_eq!(seen.lock().unwrap().clone(), ["waiting"]);
     let cancelled = std::fs::read_to_string(marker(&sandbox)).expect("the server got tasks/cancel");
-    assert!(cancelled.contains("Client cancelled task execution."), "{cancelled}");
+    assert!(
+        cancelled.contains("Client cancelled task execution."),
+        "{cancelled}"
+    );
     manager.cleanup().await;
     gone(&sandbox).await;
 }
@@ -247,7 +300,9 @@ async fn srv_5_a_stalled_2025_11_25_task_gets_tasks_cancel_at_its_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn srv_5_stop_sends_tasks_cancel_for_a_2025_11_25_task() {
     let sandbox = Sandbox::new();
-    let Some(entry) = ts_tasks(&sandbox, json!({})) else { return };
+    let Some(entry) = ts_tasks(&sandbox, json!({})) else {
+        return;
+    };
     sandbox.write_project(json!({ "tt": entry }));
     let model = FakeModel::start(vec![call("mcp__tt__stuck", json!({})), say("never asked")]).await;
     sandbox.allow_tool_calls();
