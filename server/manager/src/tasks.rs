@@ -178,7 +178,7 @@ type Pending<'a> = Pin<Box<dyn Future<Output = Result<ServerResult, ServiceError
 enum Step {
     Poll(Box<(Task, TaskPayload)>),
     /// A 2025-11-25 `tasks/result` answered.
-    Result(Result<ServerResult, ServiceError>),
+    Result(Box<Result<ServerResult, ServiceError>>),
     Stopped,
     TimedOut,
 }
@@ -302,7 +302,7 @@ pub(crate) async fn follow(
         };
         let result = async {
             match pending.as_mut() {
-                Some(pending) => Step::Result(pending.await),
+                Some(pending) => Step::Result(Box::new(pending.await)),
                 None => std::future::pending().await,
             }
         };
@@ -321,7 +321,7 @@ pub(crate) async fn follow(
         match step {
             Ok(Step::Poll(next)) => (task, payload) = *next,
             Ok(Step::Result(answer)) => {
-                return match answer {
+                return match *answer {
                     Ok(ServerResult::CallToolResult(result)) => Ok(result),
                     Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
                     Ok(_) => Err(failed("unexpected response to tasks/result".into())),
