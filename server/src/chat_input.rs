@@ -4,7 +4,8 @@
 //! a prompt's argument names (`name=`) and, after `name=`, the server's suggestions for that
 //! argument from `completion/complete` with the arguments already typed as context: the path
 //! `wave/mcp/complete` takes, so a server without the `completions` capability is never asked.
-//! Ctrl-C or Ctrl-D at the prompt ends the input (the chat quits, as before).
+//! Ctrl-C or Ctrl-D at the prompt ends the input (the chat quits, as before). Lines typed ahead of
+//! the prompt are read as the terminal gives them, without editing.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -49,6 +50,24 @@ pub(crate) fn terminal(manager: McpManager) -> anyhow::Result<TerminalInput> {
         .name("chat input".into())
         .spawn(move || {
             while asked.recv().is_ok() {
+                // Lines typed ahead (or pasted) are read as the terminal gives them, one at a
+                // time: rustyline reads whatever is there, which would take the answers to a
+                // turn's questions (read from stdin by the consent and the elicitor) with it.
+                if input_pending() {
+                    print!("{PROMPT}");
+                    let _ = std::io::Write::flush(&mut std::io::stdout());
+                    let mut line = String::new();
+                    match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
+                        Ok(n) if n > 0 => {
+                            let line = line.trim_end_matches(['\n', '\r']).to_string();
+                            if send.send(line).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        _ => return,
+                    }
+                }
                 match editor.readline(PROMPT) {
                     Ok(line) => {
                         if send.send(line).is_err() {
@@ -104,6 +123,23 @@ impl AsyncRead for TerminalInput {
         this.pending.drain(..n);
         Poll::Ready(Ok(()))
     }
+}
+
+/// Whether the terminal holds input not read yet (typed ahead of the prompt).
+#[cfg(unix)]
+fn input_pending() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(
+        std::os::fd::AsFd::as_fd(&stdin),
+        PollFlags::POLLIN,
+    )];
+    poll(&mut fds, PollTimeout::ZERO).is_ok_and(|ready| ready > 0)
+}
+
+#[cfg(not(unix))]
+fn input_pending() -> bool {
+    false
 }
 
 /// Tab completion from the manager's servers.
