@@ -49,11 +49,14 @@ pub(crate) fn terminal(manager: McpManager) -> anyhow::Result<TerminalInput> {
     std::thread::Builder::new()
         .name("chat input".into())
         .spawn(move || {
+            // Input sent along with the start (a script on a terminal) may reach the terminal
+            // just after the chat is ready: the first prompt gives it a moment.
+            let mut wait = FIRST_LINE_GRACE;
             while asked.recv().is_ok() {
                 // Lines typed ahead (or pasted) are read as the terminal gives them, one at a
                 // time: rustyline reads whatever is there, which would take the answers to a
                 // turn's questions (read from stdin by the consent and the elicitor) with it.
-                if input_pending() {
+                if input_pending(std::mem::take(&mut wait)) {
                     print!("{PROMPT}");
                     let _ = std::io::Write::flush(&mut std::io::stdout());
                     let mut line = String::new();
@@ -125,20 +128,25 @@ impl AsyncRead for TerminalInput {
     }
 }
 
-/// Whether the terminal holds input not read yet (typed ahead of the prompt).
+/// How long the first prompt waits for input typed ahead before it starts editing.
+const FIRST_LINE_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Whether the terminal holds input not read yet (typed ahead of the prompt), waiting up to
+/// `wait` for some.
 #[cfg(unix)]
-fn input_pending() -> bool {
+fn input_pending(wait: std::time::Duration) -> bool {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let stdin = std::io::stdin();
     let mut fds = [PollFd::new(
         std::os::fd::AsFd::as_fd(&stdin),
         PollFlags::POLLIN,
     )];
-    poll(&mut fds, PollTimeout::ZERO).is_ok_and(|ready| ready > 0)
+    let wait = PollTimeout::try_from(wait).unwrap_or(PollTimeout::ZERO);
+    poll(&mut fds, wait).is_ok_and(|ready| ready > 0)
 }
 
 #[cfg(not(unix))]
-fn input_pending() -> bool {
+fn input_pending(_wait: std::time::Duration) -> bool {
     false
 }
 
