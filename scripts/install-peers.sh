@@ -6,7 +6,8 @@
 #     npm/        npm @modelcontextprotocol/server-everything (node_modules/.bin/mcp-server-everything)
 #                 and @modelcontextprotocol/server-filesystem (.bin/mcp-server-filesystem: roots)
 #     sdk/        npm @modelcontextprotocol/sdk with express: its example servers, among them
-#                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server)
+#                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server);
+#                 tests/peers/ts_tasks.mjs runs on it (2025-11-25 tasks, SRV-5)
 #     sdk2/       npm @modelcontextprotocol/server (TypeScript SDK v2, MCP 2026-07-28): the era
 #                 tests run tests/peers/ts2_server.mjs with it (2026-only, dual-era)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)

@@ -769,8 +769,15 @@ async fn chat(workdir: Option<PathBuf>) -> Result<()> {
         ..wave_mcp_agent::AgentOptions::default()
     })?;
     agent.manager().set_elicitor(crate::ask::terminal());
-    let input = tokio::io::BufReader::new(tokio::io::stdin());
-    let prompt = std::io::stdin().is_terminal();
+    // SRV-3: on a terminal, lines are edited with Tab completion (rustyline shows the prompt);
+    // otherwise stdin is read line by line as it comes.
+    let input: Box<dyn tokio::io::AsyncRead + Unpin> = if std::io::stdin().is_terminal() {
+        Box::new(crate::chat_input::terminal(agent.manager().clone())?)
+    } else {
+        Box::new(tokio::io::stdin())
+    };
+    let input = tokio::io::BufReader::new(input);
+    let prompt = false;
     let mut stdout = std::io::stdout();
     // Ctrl-C stops the running turn; a second one (or one at the prompt) quits (LONG-3).
     let (interrupt, interrupts) = tokio::sync::mpsc::unbounded_channel();

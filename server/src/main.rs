@@ -2,6 +2,7 @@
 
 mod ask;
 mod catalog_view;
+mod chat_input;
 mod cli;
 mod cli_catalog;
 mod cli_config;

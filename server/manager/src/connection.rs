@@ -48,6 +48,8 @@ pub(crate) struct Client {
     catalog_changed: ToolsChanged,
     /// Where `notifications/progress` of calls in flight go (LONG-2).
     progress: ProgressRoutes,
+    /// Fed from a stdio server's byte stream (SRV-5).
+    legacy_tasks: crate::tasks::Legacy,
     elicitation: Option<ElicitationHook>,
     /// What `roots/list` answers (SRV-1).
     roots: Roots,
@@ -231,6 +233,8 @@ pub(crate) struct Connection {
     stderr: Option<StderrTail>,
     /// The progress sinks of this connection's calls in flight.
     pub progress: ProgressRoutes,
+    /// What a 2025-11-25 server said about running tool calls as tasks (SRV-5).
+    pub legacy_tasks: crate::tasks::Legacy,
     /// The way to the user, for the pages a tool call's `URLElicitationRequiredError` names.
     pub elicitation: Option<ElicitationHook>,
     /// The negotiated revision, e.g. `2026-07-28` (SPEC-1).
@@ -349,6 +353,7 @@ async fn dial_once(
         tools_changed: tools_changed.clone(),
         catalog_changed: catalog_changed.clone(),
         progress: ProgressRoutes::default(),
+        legacy_tasks: crate::tasks::Legacy::default(),
         elicitation: elicitation.clone(),
         roots: roots.clone(),
         log: log.clone(),
@@ -378,7 +383,8 @@ async fn dial_once(
                 spawned.stdout,
                 client.tools_changed.clone(),
                 Some(client.log.clone()),
-            );
+            )
+            .with_legacy_tasks(client.legacy_tasks.clone());
             let client = Client {
                 tools_changed: Arc::new(|| {}),
                 log_from_stream: true,
@@ -543,6 +549,7 @@ fn dialed(
     Dialed {
         connection: Arc::new(Connection {
             progress: client.progress.clone(),
+            legacy_tasks: client.legacy_tasks.clone(),
             elicitation: client.elicitation.clone(),
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),

@@ -4,7 +4,8 @@
 //! gets `notifications/cancelled` with its request id and a reason (LONG-3, LONG-4). A call the
 //! server refuses with `URLElicitationRequiredError` (MCP 2025-11-25) puts the pages it names to
 //! the user as URL-mode elicitations (LONG-6) and fails saying what became of them. A call the
-//! server runs as a task is followed to its end by [`crate::tasks`] (SRV-5).
+//! server runs as a task (2026-07-28 extension or 2025-11-25 capability) is followed to its end
+//! by [`crate::tasks`] (SRV-5).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -88,6 +89,8 @@ impl ProgressRoutes {
 pub(crate) struct Target<'a> {
     pub peer: &'a Peer<RoleClient>,
     pub routes: &'a ProgressRoutes,
+    /// What a 2025-11-25 server said about running tool calls as tasks (SRV-5).
+    pub legacy_tasks: &'a crate::tasks::Legacy,
     /// Where the pages of a `URLElicitationRequiredError` are put to the user.
     pub elicitation: Option<&'a ElicitationHook>,
     pub server: &'a str,
@@ -105,6 +108,7 @@ pub(crate) async fn call(
     let Target {
         peer,
         routes,
+        legacy_tasks,
         elicitation,
         server,
         tool,
@@ -125,8 +129,15 @@ pub(crate) async fn call(
     // SPEC-3: `input_required` replies are answered by the user and the call is sent again.
     let mut rounds = crate::mrtr::Rounds::new(elicitation);
     let mut params = params;
+    // SRV-5: a 2025-11-25 server that runs this tool as a task is asked for one.
+    let info = peer.peer_info();
+    let as_task = legacy_tasks.runs_as_task(info.as_ref().map(|i| &i.protocol_version), tool);
     loop {
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let request = if as_task {
+            crate::tasks::legacy_call_request(&params)
+        } else {
+            ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()))
+        };
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let handle = peer
             .send_request_with_option(request, options)
@@ -157,6 +168,22 @@ pub(crate) async fn call(
                     server,
                     tool,
                     timeout,
+                    era: crate::tasks::Era::Extension,
+                };
+                crate::tasks::follow(follow, created.task, hooks).await
+            }
+            // SRV-5: a 2025-11-25 `CreateTaskResult` (rmcp has no type for it).
+            Ok(ServerResult::CustomResult(custom)) if as_task => {
+                let Some(created) = crate::tasks::legacy_created(&custom.0) else {
+                    return Err(failed("unexpected response to tools/call".into()));
+                };
+                let follow = crate::tasks::Follow {
+                    peer,
+                    elicitation,
+                    server,
+                    tool,
+                    timeout,
+                    era: crate::tasks::Era::Legacy,
                 };
                 crate::tasks::follow(follow, created, hooks).await
             }

@@ -64,6 +64,7 @@ enum Route {
 struct LiveRoute {
     peer: rmcp::Peer<rmcp::RoleClient>,
     progress: crate::live::ProgressRoutes,
+    legacy_tasks: crate::tasks::Legacy,
     elicitation: Option<crate::elicitation::ElicitationHook>,
     server: String,
     tool: String,
@@ -590,6 +591,7 @@ impl McpManager {
         let LiveRoute {
             peer,
             progress,
+            legacy_tasks,
             elicitation,
             server,
             tool,
@@ -603,6 +605,7 @@ impl McpManager {
         let target = crate::live::Target {
             peer: &peer,
             routes: &progress,
+            legacy_tasks: &legacy_tasks,
             elicitation: elicitation.as_ref(),
             server: &server,
             tool: &tool,
@@ -732,6 +735,7 @@ impl McpManager {
                 return Ok(Route::Live(LiveRoute {
                     peer: live.connection.peer.clone(),
                     progress: live.connection.progress.clone(),
+                    legacy_tasks: live.connection.legacy_tasks.clone(),
                     elicitation: live.connection.elicitation.clone(),
                     server: slot.entry.name.clone(),
                     tool: tool.name.clone(),

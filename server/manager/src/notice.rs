@@ -4,7 +4,9 @@
 //! byte stream itself starts the refresh before rmcp even parses the result, and the agent's next
 //! model request waits for it. The same stream gives the server's `notifications/message` in
 //! the order it wrote them (rmcp's handler tasks may run them in any order): a line that names
-//! the method is parsed and handed to the server's log (SRV-2).
+//! the method is parsed and handed to the server's log (SRV-2). What rmcp's types drop of a
+//! 2025-11-25 server's tasks (its `tasks` capability, its tools' `execution.taskSupport`) is read
+//! from the same lines (SRV-5).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -24,6 +26,9 @@ const LOG_NEEDLE: &[u8] = b"\"notifications/message\"";
 /// Longest line kept to be parsed as a log message; a longer line (a big tool result) is not.
 const LOG_LINE: usize = 64 * 1024;
 
+/// Longest line kept to be read for tasks (an `initialize` result or a page of tools).
+const TASKS_LINE: usize = 16 * 1024 * 1024;
+
 /// An `AsyncRead` that calls `on_notice` each time the bytes read so far complete the method
 /// name of `tools/list_changed` as a JSON string (matched across reads), and hands each line
 /// that is a `notifications/message` to `log`, in stream order.
@@ -33,7 +38,8 @@ pub(crate) struct NoticeReader<R> {
     /// How many bytes of [`NEEDLE`] the stream currently ends with (KMP state).
     matched: usize,
     log: Option<LogSink>,
-    /// The current line, while it is short enough to be a log message.
+    legacy_tasks: Option<crate::tasks::Legacy>,
+    /// The current line, while it is short enough to be read.
     line: Vec<u8>,
     line_too_long: bool,
 }
@@ -49,29 +55,51 @@ impl<R> NoticeReader<R> {
             on_notice,
             matched: 0,
             log,
+            legacy_tasks: None,
             line: Vec::new(),
             line_too_long: false,
         }
     }
 
-    /// Keeps the current line (up to [`LOG_LINE`]) and, at its end, logs it if it is a
-    /// `notifications/message`.
+    /// Also hands the lines that may say how the server runs tasks to `legacy` (SRV-5).
+    pub(crate) fn with_legacy_tasks(mut self, legacy: crate::tasks::Legacy) -> NoticeReader<R> {
+        self.legacy_tasks = Some(legacy);
+        self
+    }
+
+    /// Keeps the current line (up to [`LOG_LINE`], or [`TASKS_LINE`] when tasks are read) and,
+    /// at its end, logs it if it is a `notifications/message` and reads it for tasks.
     fn collect_lines(&mut self, mut bytes: &[u8]) {
-        let Some(log) = &self.log else {
+        if self.log.is_none() && self.legacy_tasks.is_none() {
             return;
+        }
+        let limit = if self.legacy_tasks.is_some() {
+            TASKS_LINE
+        } else {
+            LOG_LINE
         };
         while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
-            if !self.line_too_long && self.line.len() + end <= LOG_LINE {
+            if !self.line_too_long && self.line.len() + end <= limit {
                 self.line.extend_from_slice(&bytes[..end]);
-                if contains(&self.line, LOG_NEEDLE) {
+                if let Some(log) = &self.log
+                    && self.line.len() <= LOG_LINE
+                    && contains(&self.line, LOG_NEEDLE)
+                {
                     log.message_line(&self.line);
+                }
+                if let Some(legacy) = &self.legacy_tasks
+                    && crate::tasks::Legacy::NEEDLES
+                        .iter()
+                        .any(|needle| contains(&self.line, needle))
+                {
+                    legacy.read_line(&self.line);
                 }
             }
             self.line.clear();
             self.line_too_long = false;
             bytes = &bytes[end + 1..];
         }
-        if self.line_too_long || self.line.len() + bytes.len() > LOG_LINE {
+        if self.line_too_long || self.line.len() + bytes.len() > limit {
             self.line.clear();
             self.line_too_long = true;
         } else {

@@ -1,20 +1,35 @@
-//! Tool calls the server runs as tasks (SRV-5, the 2026-07-28 `io.modelcontextprotocol/tasks`
-//! extension): a `tools/call` answered with a task handle is polled with `tasks/get` at the
-//! server's `pollIntervalMs` until it ends; each new status message reaches the caller as
-//! progress (a message, no total); a task that asks (`input_required`) has its questions put to
-//! the user through the elicitation hook and answered with `tasks/update`; a task the caller
-//! stops, or one whose status does not change for the call's timeout, gets `tasks/cancel`
-//! (LONG-3, LONG-4).
+//! Tool calls the server runs as tasks (SRV-5), in both eras: the 2026-07-28
+//! `io.modelcontextprotocol/tasks` extension and the 2025-11-25 `tasks` capability. A task is
+//! polled with `tasks/get` at the server's interval (`pollIntervalMs`; 2025-11-25:
+//! `pollInterval`) until it ends; each new status message reaches the caller as progress (a
+//! message, no total); a task the caller stops, or one whose status does not change for the
+//! call's timeout, gets `tasks/cancel` (LONG-3, LONG-4). A 2026-07-28 task that asks
+//! (`input_required`) has its questions put to the user through the elicitation hook and
+//! answered with `tasks/update`; a 2025-11-25 one is answered the way that revision asks:
+//! `tasks/result` is called, and the server's `elicitation/create` requests that arrive while it
+//! is pending reach the user through the connection's client handler. A finished 2025-11-25 task
+//! gives its result through `tasks/result`.
+//!
+//! rmcp 3.11 models only the 2026-07-28 extension (its 2025-11-25 task types went in 3.0): the
+//! 2025-11-25 requests go out as custom requests built from rmcp's parameter types, and what
+//! its types drop (the server's `tasks.requests.tools.call`, a tool's `execution.taskSupport`,
+//! a task's `pollInterval`) is read from the server's messages as they arrive ([`Legacy`]).
 
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolResult, CancelTaskParams, CreateTaskResult, ExtensionCapabilities, GetTaskParams,
-    InputRequiredResult, JsonObject, TASKS_EXTENSION_ID, Task, TaskPayload, UpdateTaskParams,
+    CallToolRequestParams, CallToolResult, CancelTaskParams, ClientRequest, CustomRequest,
+    ExtensionCapabilities, GetTaskParams, InputRequiredResult, JsonObject, ProtocolVersion,
+    ServerResult, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus, UpdateTaskParams,
 };
+use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
+use serde_json::Value;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 use crate::live::{CallHooks, Progress};
@@ -28,11 +43,121 @@ const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// How long a stopped call waits for the server to acknowledge `tasks/cancel`.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
+/// The retention asked for a 2025-11-25 task (`task.ttl`), in milliseconds: an hour.
+const LEGACY_TTL_MS: u64 = 60 * 60 * 1000;
+
 /// The client's `extensions` capability declaring the Tasks extension.
 pub(crate) fn extension_capability() -> ExtensionCapabilities {
     let mut extensions = ExtensionCapabilities::new();
     extensions.insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
     extensions
+}
+
+/// Which revision's tasks a call follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// The 2026-07-28 `io.modelcontextprotocol/tasks` extension.
+    Extension,
+    /// The 2025-11-25 `tasks` capability.
+    Legacy,
+}
+
+/// What a 2025-11-25 server said about tasks that rmcp's types do not keep: whether it runs
+/// `tools/call` as tasks (`capabilities.tasks.requests.tools.call`) and which of its tools may
+/// or must run as one (`execution.taskSupport` `optional` or `required`). Fed with the raw
+/// lines of a stdio server's output (`notice.rs`), in the order it wrote them.
+#[derive(Clone, Default)]
+pub(crate) struct Legacy(Arc<Mutex<LegacyState>>);
+
+#[derive(Default)]
+struct LegacyState {
+    tool_calls: bool,
+    tools: HashSet<String>,
+}
+
+impl Legacy {
+    /// The needles a line must hold to be read: an `initialize` result's `tasks` capability or
+    /// a tool's `taskSupport`.
+    pub(crate) const NEEDLES: [&'static [u8]; 2] = [b"\"tasks\"", b"\"taskSupport\""];
+
+    /// Reads one JSON-RPC message of the server: an `initialize` result (its `tasks`
+    /// capability) or a page of `tools/list` (each tool's `execution.taskSupport`).
+    pub(crate) fn read_line(&self, line: &[u8]) {
+        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        let Some(result) = message.get("result") else {
+            return;
+        };
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if result.get("protocolVersion").is_some() {
+            state.tool_calls = result
+                .pointer("/capabilities/tasks/requests/tools/call")
+                .is_some_and(Value::is_object);
+        }
+        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+            return;
+        };
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let support = tool
+                .pointer("/execution/taskSupport")
+                .and_then(Value::as_str);
+            if matches!(support, Some("optional" | "required")) {
+                state.tools.insert(name.to_string());
+            } else {
+                state.tools.remove(name);
+            }
+        }
+    }
+
+    /// Whether `tool` is called as a task on a connection that negotiated `version`: only on
+    /// 2025-11-25, only when the server runs tool calls as tasks and the tool allows it.
+    pub(crate) fn runs_as_task(&self, version: Option<&ProtocolVersion>, tool: &str) -> bool {
+        if version != Some(&ProtocolVersion::V_2025_11_25) {
+            return false;
+        }
+        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        state.tool_calls && state.tools.contains(tool)
+    }
+}
+
+/// The 2025-11-25 `tools/call` that asks for a task: `params` with `task: { ttl }`.
+pub(crate) fn legacy_call_request(params: &CallToolRequestParams) -> ClientRequest {
+    let mut value = serde_json::to_value(params).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("task".into(), serde_json::json!({ "ttl": LEGACY_TTL_MS }));
+    }
+    ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(value)))
+}
+
+/// A 2025-11-25 `CreateTaskResult` (`{ task: Task }`), as rmcp's task.
+pub(crate) fn legacy_created(result: &Value) -> Option<Task> {
+    legacy_task(result.get("task")?)
+}
+
+/// A 2025-11-25 `Task` (`pollInterval`, `ttl`) as rmcp's (`pollIntervalMs`, `ttlMs`).
+fn legacy_task(value: &Value) -> Option<Task> {
+    let text = |key: &str| value.get(key).and_then(Value::as_str);
+    let status: TaskStatus = serde_json::from_value(value.get("status")?.clone()).ok()?;
+    let mut task = Task::new(
+        text("taskId")?,
+        status,
+        text("createdAt").unwrap_or_default(),
+        text("lastUpdatedAt").unwrap_or_default(),
+    );
+    if let Some(message) = text("statusMessage") {
+        task = task.with_status_message(message);
+    }
+    if let Some(interval) = value.get("pollInterval").and_then(Value::as_u64) {
+        task = task.with_poll_interval_ms(interval);
+    }
+    if let Some(ttl) = value.get("ttl").and_then(Value::as_u64) {
+        task = task.with_ttl_ms(ttl);
+    }
+    Some(task)
 }
 
 /// Where the task runs and who waits for it.
@@ -43,11 +168,17 @@ pub(crate) struct Follow<'a> {
     pub tool: &'a str,
     /// Without a status change for this long, the task is cancelled.
     pub timeout: Duration,
+    pub era: Era,
 }
+
+/// A pending 2025-11-25 `tasks/result`.
+type Pending<'a> = Pin<Box<dyn Future<Output = Result<ServerResult, ServiceError>> + Send + 'a>>;
 
 /// What became of one poll.
 enum Step {
     Poll(Box<(Task, TaskPayload)>),
+    /// A 2025-11-25 `tasks/result` answered.
+    Result(Box<Result<ServerResult, ServiceError>>),
     Stopped,
     TimedOut,
 }
@@ -55,7 +186,7 @@ enum Step {
 /// Follows the task `created` until it ends, the caller stops it or it stalls.
 pub(crate) async fn follow(
     target: Follow<'_>,
-    created: CreateTaskResult,
+    created: Task,
     hooks: &CallHooks,
 ) -> Result<CallToolResult, Error> {
     let Follow {
@@ -64,6 +195,7 @@ pub(crate) async fn follow(
         server,
         tool,
         timeout,
+        era,
     } = target;
     let failed = |reason: String| Error::ToolCall {
         server: server.to_string(),
@@ -71,13 +203,16 @@ pub(crate) async fn follow(
         reason,
     };
     let cancel = hooks.cancel.clone().unwrap_or_default();
-    let task_id = created.task.task_id.clone();
+    let task_id = created.task_id.clone();
     let mut rounds = crate::mrtr::Rounds::new(elicitation);
     let mut messages = 0u32;
-    let mut last_seen = (created.task.status, None::<String>);
+    let mut last_seen = (created.status, None::<String>);
     let mut last_change = Instant::now();
-    let mut task = created.task;
+    let mut interval = created.poll_interval_ms;
+    let mut task = created;
     let mut payload = TaskPayload::Working;
+    // 2025-11-25: the `tasks/result` in flight, once the task asked or ended.
+    let mut pending: Option<Pending<'_>> = None;
     loop {
         let seen = (task.status, task.status_message.clone());
         if seen != last_seen {
@@ -94,6 +229,22 @@ pub(crate) async fn follow(
                 });
             }
             last_seen = seen;
+        }
+        // A 2025-11-25 `tasks/get` that leaves out the interval keeps the last one given.
+        interval = task.poll_interval_ms.or(interval);
+        if era == Era::Legacy {
+            match task.status {
+                TaskStatus::Cancelled => {
+                    return Err(failed("the server cancelled the task".into()));
+                }
+                // The result (or the questions the task waits on) come with `tasks/result`.
+                TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired
+                    if pending.is_none() =>
+                {
+                    pending = Some(Box::pin(legacy_result(peer, &task_id)));
+                }
+                _ => {}
+            }
         }
         match payload {
             TaskPayload::Completed { result } => {
@@ -115,7 +266,7 @@ pub(crate) async fn follow(
                 let answered = tokio::select! {
                     answered = rounds.answer(asked) => answered.map_err(failed)?,
                     () = cancel.cancelled() => {
-                        return Err(stop(peer, &task_id, server, tool).await);
+                        return Err(stop(peer, &task_id, server, tool, era).await);
                     }
                 };
                 let responses = answered.input_responses.unwrap_or_default();
@@ -128,16 +279,58 @@ pub(crate) async fn follow(
             }
             _ => {}
         }
-        let interval = task
-            .poll_interval_ms
+        let wait = interval
             .map(Duration::from_millis)
             .unwrap_or(DEFAULT_POLL_INTERVAL)
             .max(MIN_POLL_INTERVAL);
-        match poll(peer, &task_id, interval, last_change + timeout, &cancel).await {
+        // While a 2025-11-25 task waits on the user (its questions arrive while `tasks/result`
+        // is pending), the time they take is not the task stalling.
+        let deadline = if era == Era::Legacy && task.status == TaskStatus::InputRequired {
+            None
+        } else {
+            Some(last_change + timeout)
+        };
+        let get = async {
+            tokio::time::sleep(wait).await;
+            match era {
+                Era::Extension => peer
+                    .get_task(GetTaskParams::new(task_id.as_str()))
+                    .await
+                    .map(|got| Step::Poll(Box::new((got.task.task, got.task.payload)))),
+                Era::Legacy => legacy_get(peer, &task_id, &task).await,
+            }
+        };
+        let result = async {
+            match pending.as_mut() {
+                Some(pending) => Step::Result(Box::new(pending.await)),
+                None => std::future::pending().await,
+            }
+        };
+        let stalled = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        let step = tokio::select! {
+            step = result => Ok(step),
+            got = get => got,
+            () = stalled => Ok(Step::TimedOut),
+            () = cancel.cancelled() => Ok(Step::Stopped),
+        };
+        match step {
             Ok(Step::Poll(next)) => (task, payload) = *next,
-            Ok(Step::Stopped) => return Err(stop(peer, &task_id, server, tool).await),
+            Ok(Step::Result(answer)) => {
+                return match *answer {
+                    Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                    Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
+                    Ok(_) => Err(failed("unexpected response to tasks/result".into())),
+                    Err(e) => Err(failed(crate::error::in_words(&e))),
+                };
+            }
+            Ok(Step::Stopped) => return Err(stop(peer, &task_id, server, tool, era).await),
             Ok(Step::TimedOut) => {
-                send_cancel(peer, &task_id).await;
+                send_cancel(peer, &task_id, era).await;
                 return Err(Error::ToolTimeout {
                     server: server.to_string(),
                     tool: tool.to_string(),
@@ -149,28 +342,48 @@ pub(crate) async fn follow(
     }
 }
 
-/// Waits `interval`, then asks `tasks/get`; the caller's stop or the deadline end the wait.
-async fn poll(
+/// A 2025-11-25 `tasks/get`. rmcp reads a `working` answer as its own task (without the
+/// interval: `last` keeps it); any other as a custom result, read here.
+async fn legacy_get(
     peer: &Peer<RoleClient>,
     task_id: &str,
-    interval: Duration,
-    deadline: Instant,
-    cancel: &CancellationToken,
-) -> Result<Step, rmcp::service::ServiceError> {
-    let get = async {
-        tokio::time::sleep(interval).await;
-        peer.get_task(GetTaskParams::new(task_id)).await
+    last: &Task,
+) -> Result<Step, ServiceError> {
+    let got = peer
+        .send_request(legacy_request("tasks/get", task_id))
+        .await?;
+    let task = match got {
+        ServerResult::GetTaskResult(got) => {
+            let mut task = got.task.task;
+            task.poll_interval_ms = task.poll_interval_ms.or(last.poll_interval_ms);
+            task
+        }
+        ServerResult::CustomResult(custom) => {
+            legacy_task(&custom.0).ok_or(ServiceError::UnexpectedResponse)?
+        }
+        _ => return Err(ServiceError::UnexpectedResponse),
     };
-    tokio::select! {
-        got = get => got.map(|got| Step::Poll(Box::new((got.task.task, got.task.payload)))),
-        () = tokio::time::sleep_until(deadline) => Ok(Step::TimedOut),
-        () = cancel.cancelled() => Ok(Step::Stopped),
-    }
+    Ok(Step::Poll(Box::new((task, TaskPayload::Working))))
+}
+
+/// A 2025-11-25 `tasks/result`: the tool's result once the task ends.
+async fn legacy_result(
+    peer: &Peer<RoleClient>,
+    task_id: &str,
+) -> Result<ServerResult, ServiceError> {
+    peer.send_request(legacy_request("tasks/result", task_id))
+        .await
+}
+
+/// A 2025-11-25 task request (`tasks/get`, `tasks/result`, `tasks/cancel`): rmcp's parameters.
+fn legacy_request(method: &str, task_id: &str) -> ClientRequest {
+    let params = serde_json::to_value(GetTaskParams::new(task_id)).ok();
+    ClientRequest::CustomRequest(CustomRequest::new(method, params))
 }
 
 /// The caller stopped the task: the server is told with `tasks/cancel`.
-async fn stop(peer: &Peer<RoleClient>, task_id: &str, server: &str, tool: &str) -> Error {
-    send_cancel(peer, task_id).await;
+async fn stop(peer: &Peer<RoleClient>, task_id: &str, server: &str, tool: &str, era: Era) -> Error {
+    send_cancel(peer, task_id, era).await;
     Error::ToolCancelled {
         server: server.to_string(),
         tool: tool.to_string(),
@@ -179,14 +392,66 @@ async fn stop(peer: &Peer<RoleClient>, task_id: &str, server: &str, tool: &str) 
 
 /// `tasks/cancel` for `task_id`; a server that does not acknowledge it (within
 /// [`CANCEL_WAIT`]) is only logged.
-async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str) {
-    let sent = tokio::time::timeout(
-        CANCEL_WAIT,
-        peer.cancel_task(CancelTaskParams::new(task_id)),
-    );
-    match sent.await {
+async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str, era: Era) {
+    let sent = async {
+        match era {
+            Era::Extension => peer.cancel_task(CancelTaskParams::new(task_id)).await,
+            Era::Legacy => peer
+                .send_request(legacy_request("tasks/cancel", task_id))
+                .await
+                .map(drop),
+        }
+    };
+    match tokio::time::timeout(CANCEL_WAIT, sent).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::info!("cannot cancel task {task_id}: {e}"),
         Err(_) => tracing::info!("task {task_id}: tasks/cancel was not acknowledged"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // SRV-5: a 2025-11-25 server's `tasks` capability and its tools' `execution.taskSupport`
+    // decide which calls ask for a task, on that revision only.
+    #[test]
+    fn srv_5_legacy_task_tools_are_read_from_the_server_messages() {
+        let legacy = Legacy::default();
+        let v2025 = Some(&ProtocolVersion::V_2025_11_25);
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}]}}"#);
+        assert!(!legacy.runs_as_task(v2025, "a"), "no tasks capability yet");
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}"#);
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"b","execution":{"taskSupport":"optional"}},{"name":"c","execution":{"taskSupport":"forbidden"}},{"name":"d"}]}}"#);
+        assert!(legacy.runs_as_task(v2025, "a"));
+        assert!(legacy.runs_as_task(v2025, "b"));
+        assert!(!legacy.runs_as_task(v2025, "c"));
+        assert!(!legacy.runs_as_task(v2025, "d"));
+        assert!(!legacy.runs_as_task(Some(&ProtocolVersion::V_2026_07_28), "a"));
+        // A later listing that no longer marks `a` calls it plainly.
+        legacy.read_line(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a"}]}}"#);
+        assert!(!legacy.runs_as_task(v2025, "a"));
+    }
+
+    // SRV-5: a 2025-11-25 task (`pollInterval`, `ttl`) becomes rmcp's, and the call asks for one.
+    #[test]
+    fn srv_5_legacy_shapes() {
+        let created = serde_json::json!({ "task": {
+            "taskId": "t1", "status": "working", "statusMessage": "queued",
+            "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z",
+            "ttl": 60000, "pollInterval": 250 } });
+        let task = legacy_created(&created).unwrap();
+        assert_eq!(task.task_id, "t1");
+        assert_eq!(task.status, TaskStatus::Working);
+        assert_eq!(task.status_message.as_deref(), Some("queued"));
+        assert_eq!(task.poll_interval_ms, Some(250));
+        let params = CallToolRequestParams::new("slow");
+        let ClientRequest::CustomRequest(request) = legacy_call_request(&params) else {
+            panic!("not a custom request");
+        };
+        assert_eq!(request.method, "tools/call");
+        let sent = request.params.unwrap();
+        assert_eq!(sent["name"], "slow");
+        assert_eq!(sent["task"]["ttl"], LEGACY_TTL_MS);
     }
 }

@@ -434,3 +434,124 @@ async fn srv_3_sidecar_completes_prompt_arguments_with_context_and_template_vari
     );
     sidecar.stop().await;
 }
+
+/// `wave-mcp chat` on a pseudo-terminal: what it printed so far (read on a thread of its own).
+struct PtyChat {
+    child: std::process::Child,
+    master: std::fs::File,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl PtyChat {
+    fn start(mut chat: std::process::Command) -> PtyChat {
+        use std::io::Read;
+        let size = nix::pty::Winsize {
+            ws_row: 40,
+            ws_col: 200,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).expect("openpty");
+        let slave = std::fs::File::from(pty.slave);
+        chat.stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave);
+        let child = chat.spawn().expect("wave-mcp chat");
+        let master = std::fs::File::from(pty.master);
+        let mut reader = master.try_clone().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with an error (EIO) once the chat and its children closed the terminal.
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        // The chat's own copy of the terminal is closed when `chat` (the Command) is dropped.
+        drop(chat);
+        PtyChat {
+            child,
+            master,
+            seen,
+        }
+    }
+
+    fn shown(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    fn write(&mut self, keys: &str) {
+        use std::io::Write;
+        self.master.write_all(keys.as_bytes()).unwrap();
+    }
+
+    /// Waits until the terminal shows `text` (after what it showed before `since`).
+    async fn wait_for(&self, since: usize, text: &str) -> usize {
+        let found = eventually(Duration::from_secs(30), || {
+            self.shown().get(since..).is_some_and(|s| s.contains(text))
+        })
+        .await;
+        assert!(
+            found,
+            "the terminal never showed {text:?}:\n{}",
+            self.shown()
+        );
+        self.shown().len()
+    }
+}
+
+// SRV-3: `wave-mcp chat` on a terminal completes with Tab: the first word to the server's
+// prefix and then to its prompt, an argument's name, and its value from the server's
+// `completion/complete` (the server records the request); Enter sends the completed command, so
+// the model gets the prompt with the completed value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_3_cli_chat_completes_prompt_arguments_with_tab_on_a_terminal() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--prompts", "--completions"]) }));
+    let model = FakeModel::start(vec![say("reviewed it")]).await;
+    let mut chat = command(
+        &sandbox,
+        &["chat"],
+        &[("WAVE_BASE_URL", &model.base_url), ("WAVE_MODEL", "fake")],
+    );
+    chat.env("TERM", "xterm");
+    let mut chat = PtyChat::start(chat);
+    let at = chat.wait_for(0, "> ").await;
+    chat.write("/mcp__");
+    let at = chat.wait_for(at, "/mcp__").await;
+    chat.write("\t");
+    let at = chat.wait_for(at, "/mcp__a__").await;
+    chat.write("rev\t");
+    let at = chat.wait_for(at, "/mcp__a__review ").await;
+    chat.write("fi\t");
+    let at = chat.wait_for(at, "/mcp__a__review file=").await;
+    chat.write("src/m\t");
+    let at = chat.wait_for(at, "/mcp__a__review file=src/main.rs").await;
+    chat.write("\r");
+    let at = chat.wait_for(at, "reviewed it").await;
+    chat.write("/exit\r");
+    let exited = eventually(Duration::from_secs(30), || {
+        chat.child.try_wait().ok().flatten().is_some()
+    })
+    .await;
+    assert!(exited, "the chat did not exit:\n{}", &chat.shown()[at..]);
+    let status = chat.child.wait().unwrap();
+    assert!(status.success(), "{status}:\n{}", chat.shown());
+    assert!(
+        user_text(&model.request(0)).starts_with("Review src/main.rs with a focus on everything."),
+        "{:#}",
+        model.request(0)
+    );
+    let asked: Vec<String> = sandbox
+        .events()
+        .into_iter()
+        .filter(|e| e.starts_with("complete "))
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].ends_with(" file src/m"), "{asked:?}");
+    sandbox.assert_no_process_left().await;
+}

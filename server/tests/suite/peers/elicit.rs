@@ -292,9 +292,9 @@ async fn long_6_url_mode_opens_only_after_accept_and_completion_is_relayed() {
 }
 
 /// An elicitor that records each request and answers from a list.
-struct Scripted {
-    asked: Mutex<Vec<Elicitation>>,
-    answers: Mutex<Vec<ElicitationAnswer>>,
+pub(super) struct Scripted {
+    pub(super) asked: Mutex<Vec<Elicitation>>,
+    pub(super) answers: Mutex<Vec<ElicitationAnswer>>,
 }
 
 impl Elicitor for Scripted {
