@@ -7,6 +7,7 @@
 //! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
 
 pub(crate) mod config_edit;
+pub(crate) mod app_sandbox;
 mod consent;
 mod elicit;
 mod registry;
