@@ -118,10 +118,14 @@ impl AppSandbox {
     }
 
     /// Forgets a view (its app was torn down): its URL serves nothing from now on.
-    pub fn forget(&self, url: &str) {
-        if let Some(token) = url.rsplit('/').next() {
-            lock(&self.views).remove(token);
-        }
+    pub fn forget(&self, url: &str) -> bool {
+        let Some(token) = url
+            .strip_prefix(self.origin())
+            .and_then(|path| path.strip_prefix("/view/"))
+        else {
+            return false;
+        };
+        lock(&self.views).remove(token).is_some()
     }
 }
 

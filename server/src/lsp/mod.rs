@@ -8,6 +8,7 @@
 
 pub(crate) mod config_edit;
 pub(crate) mod app_sandbox;
+mod apps;
 mod consent;
 mod elicit;
 mod registry;
@@ -52,6 +53,11 @@ use wave_mcp_protocol::{
     RegistrySearchParams, RegistrySearchResult, RegistryServerDetails,
 };
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
+use wave_mcp_protocol::{
+    AppCallTool, AppCallToolParams, AppCallToolResult, AppClosed, AppClosedParams,
+    AppClosedResult, AppReadResource, AppReadResourceResult, AppResource, AppResourceParams,
+    AppResourceResult,
+};
 
 use sessions::Registry;
 
@@ -143,6 +149,10 @@ pub async fn run() -> Result<()> {
     .custom_method(RegistrySearch::METHOD, Backend::dispatch::<RegistrySearch>)
     .custom_method(RegistryGet::METHOD, Backend::dispatch::<RegistryGet>)
     .custom_method(RegistryAdd::METHOD, Backend::dispatch::<RegistryAdd>)
+    .custom_method(AppResource::METHOD, Backend::dispatch::<AppResource>)
+    .custom_method(AppClosed::METHOD, Backend::dispatch::<AppClosed>)
+    .custom_method(AppCallTool::METHOD, Backend::dispatch::<AppCallTool>)
+    .custom_method(AppReadResource::METHOD, Backend::dispatch::<AppReadResource>)
     .custom_method(McpApprove::METHOD, Backend::dispatch::<McpApprove>)
     .custom_method(McpRevoke::METHOD, Backend::dispatch::<McpRevoke>)
     .custom_method(
@@ -270,6 +280,7 @@ impl LanguageServer for Backend {
         let servers = options.mcp_servers.unwrap_or_default();
         let model = options.model.unwrap_or_default();
         let trusted = options.workspace_trusted.unwrap_or(true);
+        let apps = options.apps.unwrap_or(false);
         let folders = workspace_folders(params.workspace_folders.as_deref().unwrap_or_default());
         let registry = Registry::start(
             self.client.clone(),
@@ -278,6 +289,7 @@ impl LanguageServer for Backend {
             servers,
             model,
             trusted,
+            apps,
             folders,
         );
         if self.registry.set(registry).is_err() {
@@ -549,6 +561,35 @@ impl Handles<SessionCancel> for Backend {
     async fn handle(&self, params: SessionCancelParams) -> jsonrpc::Result<SessionCancelResult> {
         let session = self.registry()?.get(Some(&params.session_id))?;
         Ok(session.cancel())
+    }
+}
+
+impl Handles<AppResource> for Backend {
+    async fn handle(&self, params: AppResourceParams) -> jsonrpc::Result<AppResourceResult> {
+        let registry = self.registry()?;
+        let session = registry.get(Some(&params.session_id))?;
+        Ok(session.app_resource(params, &registry.sandbox).await?)
+    }
+}
+
+impl Handles<AppClosed> for Backend {
+    async fn handle(&self, params: AppClosedParams) -> jsonrpc::Result<AppClosedResult> {
+        let forgotten = self.registry()?.sandbox.forget(&params.url);
+        Ok(AppClosedResult { forgotten })
+    }
+}
+
+impl Handles<AppCallTool> for Backend {
+    async fn handle(&self, params: AppCallToolParams) -> jsonrpc::Result<AppCallToolResult> {
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.app_call_tool(params).await?)
+    }
+}
+
+impl Handles<AppReadResource> for Backend {
+    async fn handle(&self, params: AppResourceParams) -> jsonrpc::Result<AppReadResourceResult> {
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.app_read_resource(params).await?)
     }
 }
 

@@ -7,7 +7,7 @@
 // detached and never reloads). Closing the chat or destroying its session tears views down with
 // `ui/resource-teardown` first.
 
-import type { ChatAppRef } from "../../src/protocol.generated";
+import type { ChatAppRef, JsonValue } from "../../src/protocol.generated";
 import { AppBridge, type AppHostCalls, type AppResource } from "./appBridge";
 import type { HostBridge } from "./bridge";
 import { h } from "./dom";
@@ -128,7 +128,7 @@ export class AppViews {
       return;
     }
     const calls: AppHostCalls = {
-      callTool: (name, args) => this.host.bridge.request("wave/app/callTool", { sessionId, server: app.server, name, arguments: args, toolCallId: callId }),
+      callTool: (name, args) => this.host.bridge.request("wave/app/callTool", { sessionId, server: app.server, name, arguments: args as { [key: string]: JsonValue }, toolCallId: callId }),
       readResource: (uri) => this.host.bridge.request("wave/app/readResource", { sessionId, server: app.server, uri }),
       openLink: async (url) => {
         await this.host.bridge.request("host/openExternal", { url });

@@ -72,7 +72,7 @@ impl Session {
                     return;
                 }
                 let mut conversation = self.conversation.lock().await;
-                self.record(&mut conversation, turn, chat_message(message))
+                self.record(&mut conversation, turn, chat_message(message, &self.manager))
                     .await;
             }
             TurnEvent::Delta(text) => {

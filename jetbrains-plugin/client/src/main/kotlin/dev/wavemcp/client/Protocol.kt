@@ -165,6 +165,8 @@ data class InitializationOptions(
     val model: ModelOptions? = null,
     /** False when the IDE does not trust the project (TRUST-9). */
     val workspaceTrusted: Boolean? = null,
+    /** The client shows MCP Apps in its chat page (APPS-1): the JCEF page does. */
+    val apps: Boolean? = null,
 )
 
 data class SessionParams(val sessionId: String? = null)
