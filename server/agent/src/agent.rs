@@ -10,15 +10,15 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
-    CallHooks, CallToolResult, apps::model_visible, ContentBlock, Error as McpError, ManagerOptions, McpManager,
-    McpTool, Progress, ProgressSink, ServerSnapshot, Status, result_text,
+    CallHooks, CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager,
+    McpTool, Progress, ProgressSink, ServerSnapshot, Status, apps::model_visible, result_text,
 };
 
 use crate::announce;
 use crate::consent::SessionGrants;
-use crate::gate::{Asker, ToolGate};
 use crate::error::AgentError;
 use crate::exec::{self, ScriptResult};
+use crate::gate::{Asker, ToolGate};
 use crate::live::{TurnEvent, TurnHooks};
 use crate::message::{Image, Message, Role, ToolCall};
 use crate::model::{self, ModelClient};

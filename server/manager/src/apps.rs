@@ -110,7 +110,9 @@ impl McpManager {
             .unwrap_or_default();
         let Some(content) = contents.iter().find(|c| {
             c.get("mimeType").and_then(Value::as_str) == Some(APP_MIME_TYPE)
-                && c.get("uri").and_then(Value::as_str).is_none_or(|u| u == uri)
+                && c.get("uri")
+                    .and_then(Value::as_str)
+                    .is_none_or(|u| u == uri)
         }) else {
             return Err(failed(format!(
                 "it has no content of type {APP_MIME_TYPE} (an app's HTML)"
@@ -122,8 +124,7 @@ impl McpManager {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(blob.trim())
                     .map_err(|e| failed(format!("its blob is not base64: {e}")))?;
-                String::from_utf8(bytes)
-                    .map_err(|_| failed("its blob is not UTF-8 text".into()))?
+                String::from_utf8(bytes).map_err(|_| failed("its blob is not UTF-8 text".into()))?
             }
             _ => return Err(failed("it has neither text nor blob".into())),
         };
@@ -158,12 +159,15 @@ mod tests {
 
     #[test]
     fn apps_1_nested_flat_and_visibility() {
-        let nested = ToolUi::from_meta(Some(&meta(json!({"ui": {"resourceUri": "ui://a/b.html", "visibility": ["app"]}}))));
+        let nested = ToolUi::from_meta(Some(&meta(
+            json!({"ui": {"resourceUri": "ui://a/b.html", "visibility": ["app"]}}),
+        )));
         let nested = nested.expect("ui");
         assert_eq!(nested.resource_uri.as_deref(), Some("ui://a/b.html"));
         assert!(!model_visible(Some(&nested)));
         assert!(app_visible(Some(&nested)));
-        let flat = ToolUi::from_meta(Some(&meta(json!({"ui/resourceUri": "ui://flat"})))).expect("ui");
+        let flat =
+            ToolUi::from_meta(Some(&meta(json!({"ui/resourceUri": "ui://flat"})))).expect("ui");
         assert_eq!(flat.resource_uri.as_deref(), Some("ui://flat"));
         assert!(model_visible(Some(&flat)) && app_visible(Some(&flat)));
         assert_eq!(ToolUi::from_meta(Some(&meta(json!({"other": 1})))), None);

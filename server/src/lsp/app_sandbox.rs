@@ -264,7 +264,9 @@ fn is_origin_pattern(domain: &str) -> bool {
         && host
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
-    let port_ok = port.is_none_or(|p| p == "*" || (!p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit())));
+    let port_ok = port.is_none_or(|p| {
+        p == "*" || (!p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit()))
+    });
     let path_ok = path
         .chars()
         .all(|c| c.is_ascii_graphic() && !matches!(c, ';' | ',' | '\'' | '"'));

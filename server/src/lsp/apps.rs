@@ -145,7 +145,10 @@ impl Session {
             let reason = self.no_agent.as_deref().unwrap_or("no agent");
             return Err(Failure::new(
                 ErrorKind::ChatUnavailable,
-                format!("session \"{}\" cannot run an app's calls: {reason}", self.id),
+                format!(
+                    "session \"{}\" cannot run an app's calls: {reason}",
+                    self.id
+                ),
             ));
         };
         let turn = self.last_turn().await;

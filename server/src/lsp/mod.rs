@@ -6,9 +6,9 @@
 //! otherwise. Config files are watched ([`watch`]) and deletions edit them in place
 //! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
 
-pub(crate) mod config_edit;
 pub(crate) mod app_sandbox;
 mod apps;
+pub(crate) mod config_edit;
 mod consent;
 mod elicit;
 mod registry;
@@ -36,6 +36,10 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wave_mcp_protocol::{
+    AppCallTool, AppCallToolParams, AppCallToolResult, AppClosed, AppClosedParams, AppClosedResult,
+    AppReadResource, AppReadResourceResult, AppResource, AppResourceParams, AppResourceResult,
+};
+use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
     METHODS, McpApprove, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout,
     McpRevoke, McpServers, McpSetToolEnabled, REQUEST_FAILED, ServerParams, ServersSnapshot,
@@ -53,11 +57,6 @@ use wave_mcp_protocol::{
     RegistrySearchParams, RegistrySearchResult, RegistryServerDetails,
 };
 use wave_mcp_protocol::{SessionCancel, SessionCancelParams, SessionCancelResult};
-use wave_mcp_protocol::{
-    AppCallTool, AppCallToolParams, AppCallToolResult, AppClosed, AppClosedParams,
-    AppClosedResult, AppReadResource, AppReadResourceResult, AppResource, AppResourceParams,
-    AppResourceResult,
-};
 
 use sessions::Registry;
 
@@ -152,7 +151,10 @@ pub async fn run() -> Result<()> {
     .custom_method(AppResource::METHOD, Backend::dispatch::<AppResource>)
     .custom_method(AppClosed::METHOD, Backend::dispatch::<AppClosed>)
     .custom_method(AppCallTool::METHOD, Backend::dispatch::<AppCallTool>)
-    .custom_method(AppReadResource::METHOD, Backend::dispatch::<AppReadResource>)
+    .custom_method(
+        AppReadResource::METHOD,
+        Backend::dispatch::<AppReadResource>,
+    )
     .custom_method(McpApprove::METHOD, Backend::dispatch::<McpApprove>)
     .custom_method(McpRevoke::METHOD, Backend::dispatch::<McpRevoke>)
     .custom_method(

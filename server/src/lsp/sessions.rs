@@ -28,11 +28,12 @@ use wave_mcp_manager::{
     config, login_timeout,
 };
 use wave_mcp_protocol::{
-    ChatAppRef, ChatAppResult, ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
-    McpOpenUrl, McpPromptsResult, McpResourcesResult, McpServersChanged, McpSource, ModelOptions,
-    OpenUrlParams, ServersSnapshot, SessionCreateParams, SessionCreated, SessionDestroyed,
-    SessionHistoryEntry, SessionHistoryResult, SessionMessage, SessionMessageParams,
-    SessionSendAccepted, SetToolEnabledParams,
+    ChatAppRef, ChatAppResult, ChatMessage, ChatRole, ChatToolCall, ConfigPaths,
+    DEFAULT_SESSION_ID, DestroyState, ErrorKind, McpOpenUrl, McpPromptsResult, McpResourcesResult,
+    McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
+    SessionCreateParams, SessionCreated, SessionDestroyed, SessionHistoryEntry,
+    SessionHistoryResult, SessionMessage, SessionMessageParams, SessionSendAccepted,
+    SetToolEnabledParams,
 };
 
 mod live;
@@ -213,7 +214,12 @@ impl Session {
             Ok(agent) => {
                 let manager = agent.manager().clone();
                 let gate = agent.tool_gate();
-                (Some(tokio::sync::Mutex::new(agent)), None, manager, Some(gate))
+                (
+                    Some(tokio::sync::Mutex::new(agent)),
+                    None,
+                    manager,
+                    Some(gate),
+                )
             }
             Err(e) => {
                 tracing::info!(session = %id, "no agent, MCP servers only: {e}");
