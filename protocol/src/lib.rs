@@ -955,13 +955,11 @@ pub struct AppCallToolParams {
 /// Result of `wave/app/callTool`: the MCP `CallToolResult` as the server sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
-#[serde(transparent)]
 pub struct AppCallToolResult(pub Map<String, Value>);
 
 /// Result of `wave/app/readResource`: the MCP `ReadResourceResult` as the server sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
-#[serde(transparent)]
 pub struct AppReadResourceResult(pub Map<String, Value>);
 
 /// Payload of `wave/session/message`: one message added to the session's conversation, the

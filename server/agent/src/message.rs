@@ -83,7 +83,7 @@ pub struct Message {
     pub is_meta: bool,
     /// For role `tool`, when the tool has an app: its full result (APPS-5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app: Option<AppResult>,
+    pub app: Option<Box<AppResult>>,
     pub timestamp: DateTime<Utc>,
 }
 
@@ -133,7 +133,7 @@ impl Message {
             tool_name: Some(call.name.clone()),
             is_error: outcome.is_error,
             images: outcome.images.clone(),
-            app: outcome.app.clone(),
+            app: outcome.app.clone().map(Box::new),
             ..Message::new(Role::Tool, text.into_owned())
         }
     }

@@ -290,8 +290,7 @@ impl LanguageServer for Backend {
             workdir,
             servers,
             model,
-            trusted,
-            apps,
+            sessions::HostFlags { trusted, apps },
             folders,
         );
         if self.registry.set(registry).is_err() {

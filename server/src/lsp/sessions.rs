@@ -721,6 +721,14 @@ struct Inner {
     closed: bool,
 }
 
+/// What the client said of itself at `initialize`.
+pub struct HostFlags {
+    /// The IDE trusts the project (TRUST-9).
+    pub trusted: bool,
+    /// The client shows MCP Apps (APPS-1).
+    pub apps: bool,
+}
+
 /// Every session of the sidecar.
 pub struct Registry {
     client: Client,
@@ -752,10 +760,10 @@ impl Registry {
         workdir: PathBuf,
         servers: Map<String, Value>,
         model: ModelOptions,
-        trusted: bool,
-        apps: bool,
+        host: HostFlags,
         folders: Vec<PathBuf>,
     ) -> Arc<Registry> {
+        let HostFlags { trusted, apps } = host;
         let registry = Arc::new_cyclic(|weak: &Weak<Registry>| {
             let weak = weak.clone();
             Registry {
@@ -1086,7 +1094,7 @@ pub(super) fn chat_message(message: Message, manager: &McpManager) -> ChatMessag
         is_error: message.is_error,
         is_meta: message.is_meta,
         tool_call_id: message.tool_call_id,
-        app: message.app.map(|app| ChatAppResult {
+        app: message.app.map(|app| *app).map(|app| ChatAppResult {
             server: app.server,
             tool: app.tool,
             resource_uri: app.resource_uri,
