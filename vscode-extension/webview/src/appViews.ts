@@ -154,7 +154,9 @@ export class AppViews {
         platform: "desktop",
         locale: navigator.language,
         timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-        toolInfo: { id: callId, tool: { name: app.tool } },
+        // The spec's Tool needs an inputSchema; the page knows only the name (the app gets the
+        // arguments with tool-input).
+        toolInfo: { id: callId, tool: { name: app.tool, inputSchema: { type: "object" } } },
       },
       calls,
     });
