@@ -76,4 +76,70 @@ describe("MCP Apps in the chat page (official example server)", { skip: !fs.exis
       await model.close();
     }
   });
+  test("APPS-4, TRUST-5: the app's own tools/call asks like the model's: declined, it is refused; allowed once, the app shows the new time", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    writeProject(sandbox, { basic: { command: basicServer, args: ["--stdio"] } });
+    // No settings: `defaultMode` is `ask`, for the model's calls and the app's alike.
+    const model = await startFakeModel((request, n) => {
+      if (n > 1) return { say: "done" };
+      const tool = (request.tools ?? []).map((t) => t.function.name).find((name) => name.endsWith("get-time"));
+      return tool ? { call: tool, arguments: {} } : { say: "no get-time tool was offered" };
+    });
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" }, init: { apps: true } });
+    const { context, page, errors, relay } = await openChatPage(ui, sidecar, { width: 900, height: 1000 });
+    const appTime = async () => {
+      for (const f of page.frames()) {
+        const text = await f.locator("#server-time").textContent({ timeout: 200 }).catch(() => null);
+        if (text && text !== "Loading...") return text;
+      }
+      return "";
+    };
+    const appFrame = () => page.frames().find((f) => f.url() === "about:srcdoc");
+    try {
+      await page.locator("#chat-input").fill("what time is it?");
+      await page.locator("#chat-send").click();
+      // The model's call asks first.
+      const modelCard = page.locator('.consent-confirm[data-tool="mcp__basic__get-time"]');
+      await modelCard.waitFor({ timeout: 60_000 });
+      const callId = await modelCard.getAttribute("data-tool-call");
+      await modelCard.locator('button[data-decision="once"]').click();
+      let first = "";
+      await until(async () => (first = await appTime()) !== "", "the app shows the model's result", 60_000);
+
+      // The app's own call of the same tool asks too (the same funnel), naming the model's call.
+      await appFrame().locator("#get-time-btn").click();
+      const appCard = page.locator('.consent-confirm[data-tool="mcp__basic__get-time"]');
+      await appCard.waitFor({ timeout: 30_000 });
+      assert.equal(await appCard.getAttribute("data-tool-call"), callId);
+      await page.screenshot({ path: path.join(outputDir, "41-app-call-asks.png"), fullPage: true });
+      await appCard.locator('button[data-decision="deny"]').click();
+      await until(
+        async () => relay.sidecarLog.some((e) => e.method === "wave/app/callTool" && e.error),
+        "the declined app call is refused",
+        30_000,
+      );
+      const refused = relay.sidecarLog.find((e) => e.method === "wave/app/callTool" && e.error);
+      assert.equal(refused.error.data?.kind, "appRefused");
+      assert.match(refused.error.message, /declined/);
+      // The app got an error, never a new time: the server was not called.
+      await until(async () => (await appTime()) === "[ERROR]", "the app shows the refusal", 30_000);
+      await page.screenshot({ path: path.join(outputDir, "42-app-call-declined.png"), fullPage: true });
+
+      // Allowed once: the server is called and the app shows its answer.
+      await appFrame().locator("#get-time-btn").click();
+      await appCard.waitFor({ timeout: 30_000 });
+      await appCard.locator('button[data-decision="once"]').click();
+      await until(
+        async () => relay.sidecarLog.some((e) => e.method === "wave/app/callTool" && e.result),
+        "the allowed app call answers",
+        30_000,
+      );
+      await until(async () => /^\d{4}-/.test(await appTime()) && (await appTime()) !== first, "the app shows the new time", 30_000);
+      await page.screenshot({ path: path.join(outputDir, "43-app-call-allowed.png"), fullPage: true });
+      assert.deepEqual(errors, [], "no script errors in the page");
+    } finally {
+      await closeAll(context, sidecar, sandbox);
+      await model.close();
+    }
+  });
 });
