@@ -416,3 +416,36 @@ async fn apps_5_history_keeps_the_app_and_its_full_result() {
     sidecar.stop().await;
     assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }
+
+// APPS-1: `wave-mcp tools --json` shows each tool's `ui` (resource and visibility); the CLI
+// declares no apps extension (it cannot show them): the app tool's own answer says so.
+#[test]
+fn apps_1_tools_json_shows_ui_and_the_cli_declares_no_apps() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project(json!({ "a": sandbox.server(&["--tools", TOOLS]) }));
+    let output = cli(&sandbox, &["tools", "a", "--json"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let tools = listed["tools"].as_array().unwrap();
+    let ui_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["ui"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        ui_of("app_clock"),
+        json!({ "resourceUri": "ui://test/clock.html" })
+    );
+    assert_eq!(ui_of("app_write"), json!({ "visibility": ["app"] }));
+    assert_eq!(ui_of("model_only"), json!({ "visibility": ["model"] }));
+    assert_eq!(ui_of("echo"), Value::Null);
+    let called = cli(&sandbox, &["call", "a", "app_clock", "{}"], &[]);
+    assert!(
+        text(&called).contains("ui extension not declared"),
+        "{}",
+        text(&called)
+    );
+    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+}
