@@ -57,6 +57,13 @@ fn as_object(value: Value) -> Map<String, Value> {
 }
 
 impl Session {
+    /// Whether one of `server`'s connected tools has an app: only such a server's app can ask.
+    fn has_app(&self, server: &str) -> bool {
+        self.manager.tools().iter().any(|t| {
+            t.server == server && t.ui.as_ref().is_some_and(|ui| ui.resource_uri.is_some())
+        })
+    }
+
     fn apps_allowed(&self, server: &str, uri: &str) -> Result<(), Failure> {
         match self.apps {
             true => Ok(()),
@@ -135,10 +142,19 @@ impl Session {
             ..
         } = params;
         if !self.apps {
-            return Err(no_app(
-                &server,
-                &name,
-                "this client did not say it can show apps (initializationOptions.apps)",
+            return Err(Failure::new(
+                ErrorKind::NoApp,
+                format!(
+                    "no app may call tool \"{name}\" of MCP server \"{server}\": this client did not say it can show apps (initializationOptions.apps)"
+                ),
+            ));
+        }
+        if !self.has_app(&server) {
+            return Err(Failure::new(
+                ErrorKind::AppRefused,
+                format!(
+                    "MCP server \"{server}\" has no app (no connected tool with _meta.ui.resourceUri): no app may call its tool \"{name}\""
+                ),
             ));
         }
         let Some(gate) = &self.gate else {
@@ -179,6 +195,13 @@ impl Session {
     ) -> Result<AppReadResourceResult, Failure> {
         let AppResourceParams { server, uri, .. } = params;
         self.apps_allowed(&server, &uri)?;
+        if !self.has_app(&server) {
+            return Err(no_app(
+                &server,
+                &uri,
+                "the server has no app (no connected tool with _meta.ui.resourceUri), so no app may read its resources",
+            ));
+        }
         let result = self
             .manager
             .read_resource(&server, &uri)

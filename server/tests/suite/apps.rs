@@ -170,12 +170,16 @@ async fn apps_1_extension_declared_only_for_app_clients_and_app_only_tools_never
 
 // APPS-1, APPS-2: `wave/app/resource` returns the app's HTML and `_meta.ui`, and a sandbox URL
 // whose page carries a CSP with the declared connect domain and no other remote origin; a URI no
-// tool names is `noApp` with words naming the server and the URI; a client without `apps` gets
+// tool names is `noApp` with words naming the server and the URI; `wave/app/readResource`
+// reads the app's own server and refuses a server without an app (APPS-4); a client without `apps` gets
 // `noApp`; `wave/app/closed` makes the URL serve nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apps_1_resource_is_read_and_served_from_the_sandbox_origin_under_its_declared_csp() {
     let sandbox = Sandbox::new();
-    sandbox.write_project(json!({ "a": sandbox.server(&["--tools", TOOLS]) }));
+    sandbox.write_project(json!({
+        "a": sandbox.server(&["--tools", TOOLS]),
+        "plain": sandbox.server(&["--prompts"]),
+    }));
     let model = FakeModel::start(vec![say("hi")]).await;
     let sidecar = sidecar(&sandbox, &model, true).await;
     sidecar
@@ -231,6 +235,21 @@ async fn apps_1_resource_is_read_and_served_from_the_sandbox_origin_under_its_de
         missing.message.contains("\"a\"") && missing.message.contains("ui://test/other.html"),
         "{missing:?}"
     );
+
+    // APPS-4: the app reads its own server's resources; a server without an app is refused.
+    let read = sidecar.ok("wave/app/readResource", params.clone()).await;
+    assert_eq!(
+        read["contents"][0]["mimeType"], "text/html;profile=mcp-app",
+        "{read:#}"
+    );
+    let other = sidecar
+        .err(
+            "wave/app/readResource",
+            json!({ "sessionId": "default", "server": "plain", "uri": "test://doc/1" }),
+        )
+        .await;
+    assert_eq!(other.data["kind"], "noApp", "{other:?}");
+    assert!(other.message.contains("\"plain\""), "{other:?}");
 
     let closed = sidecar.ok("wave/app/closed", json!({ "url": url })).await;
     assert_eq!(closed, json!({ "forgotten": true }));
