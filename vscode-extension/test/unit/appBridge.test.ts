@@ -11,9 +11,11 @@ const require = createRequire(import.meta.url);
 const schema = require("@modelcontextprotocol/ext-apps/schema.json") as { $id?: string; $defs: Record<string, unknown> };
 
 // The package's schema refers to `#/$defs/__schema0` (the MCP `Tool` of `toolInfo`, left out by
-// its generator) without defining it: stand in "any value" for it.
+// its generator) without defining it: stand in the MCP `Tool`'s required fields, which the apps'
+// SDK checks too (a tool without `inputSchema` made it refuse `ui/initialize`).
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addSchema({ ...schema, $defs: { __schema0: {}, ...schema.$defs } }, "apps");
+const mcpTool = { type: "object", required: ["name", "inputSchema"], properties: { name: { type: "string" }, inputSchema: { type: "object" } } };
+ajv.addSchema({ ...schema, $defs: { __schema0: mcpTool, ...schema.$defs } }, "apps");
 const check = (def: string, value: unknown) => {
   const validate = ajv.getSchema(`apps#/$defs/${def}`);
   if (!validate) throw new Error(`no ${def} in the spec's schema`);
@@ -45,7 +47,14 @@ function setup(over: Partial<AppHostCalls> = {}) {
     post: (m) => sent.push(m),
     resource: { html: "<!doctype html><p>app</p>", csp: { connectDomains: ["https://api.example.com"] } },
     hostInfo: { name: "wave-mcp", version: "0.1.0" },
-    context: { theme: "dark", displayMode: "inline", availableDisplayModes: ["inline"], platform: "desktop" },
+    context: {
+      theme: "dark",
+      displayMode: "inline",
+      availableDisplayModes: ["inline"],
+      platform: "desktop",
+      // As the chat page builds it (appViews.ts).
+      toolInfo: { id: "call-1", tool: { name: "get-time", inputSchema: { type: "object" } } },
+    },
     calls: host,
     teardownMs: 50,
   });
