@@ -8,6 +8,8 @@
 #     sdk/        npm @modelcontextprotocol/sdk with express: its example servers, among them
 #                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server);
 #                 tests/peers/ts_tasks.mjs runs on it (2025-11-25 tasks, SRV-5)
+#     apps/       npm @modelcontextprotocol/server-basic-vanillajs: the official MCP Apps example
+#                 server (get-time, ui://get-time/mcp-app.html) of the Chromium apps test (APPS-2)
 #     sdk2/       npm @modelcontextprotocol/server (TypeScript SDK v2, MCP 2026-07-28): the era
 #                 tests run tests/peers/ts2_server.mjs with it (2026-only, dual-era)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
@@ -110,6 +112,24 @@ if [ "$(installed_sdk2 || true)" != "$SDK2_VERSION" ]; then
     fail "npm install of @modelcontextprotocol/server@$SDK2_VERSION failed"
   [ "$(installed_sdk2 || true)" = "$SDK2_VERSION" ] ||
     fail "the MCP TypeScript SDK v2 is not usable in $SDK2_DIR after npm install"
+fi
+
+# --- npm: the official MCP Apps example server (APPS-2) ---------------------------------------
+APPS_BASIC_VERSION=2.0.3
+APPS_DIR="$PEERS/apps"
+APPS_PKG="$APPS_DIR/node_modules/@modelcontextprotocol/server-basic-vanillajs/package.json"
+installed_apps() {
+  [ -f "$APPS_PKG" ] &&
+    node -e 'process.stdout.write(require(process.argv[1]).version)' "$APPS_PKG" 2>/dev/null
+}
+if [ "$(installed_apps || true)" != "$APPS_BASIC_VERSION" ]; then
+  echo "installing npm @modelcontextprotocol/server-basic-vanillajs@$APPS_BASIC_VERSION into $APPS_DIR"
+  mkdir -p "$APPS_DIR"
+  npm install --prefix "$APPS_DIR" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server-basic-vanillajs@$APPS_BASIC_VERSION" >&2 ||
+    fail "npm install of @modelcontextprotocol/server-basic-vanillajs@$APPS_BASIC_VERSION failed"
+  [ "$(installed_apps || true)" = "$APPS_BASIC_VERSION" ] ||
+    fail "server-basic-vanillajs is not usable in $APPS_DIR after npm install"
 fi
 
 # --- PyPI: mcp and uv in a venv -------------------------------------------------------------

@@ -85,6 +85,27 @@ pub struct McpToolView {
     /// The tool's icons that a page may show (SRV-4).
     #[serde(default)]
     pub icons: Vec<IconView>,
+    /// The tool's MCP Apps metadata (`_meta.ui`, APPS-1): its app and who may call it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub ui: Option<ToolUiView>,
+}
+
+/// A tool's `_meta.ui` (MCP Apps, APPS-1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUiView {
+    /// The tool's app: a `ui://` resource of its server (`_meta.ui.resourceUri`, or the
+    /// deprecated flat `_meta["ui/resourceUri"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub resource_uri: Option<String>,
+    /// Who may call the tool: `"model"`, `"app"`; absent means both. A tool without
+    /// `"model"` is never offered to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub visibility: Option<Vec<String>>,
 }
 
 /// An icon of a server or a tool that a page may show: an `https:` URL, or a `data:` URL of a
@@ -349,6 +370,12 @@ pub struct InitializationOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub workspace_trusted: Option<bool>,
+    /// The client can show MCP Apps (both IDE clients say `true`): its sessions declare the
+    /// `io.modelcontextprotocol/ui` extension to servers and `wave/app/*` works (APPS-1).
+    /// Default: no apps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub apps: Option<bool>,
 }
 
 /// Params of a request about one session's servers as a whole.
@@ -767,6 +794,37 @@ pub struct ChatToolCall {
     pub name: String,
     /// The arguments as the model wrote them (a JSON text).
     pub arguments: String,
+    /// The called tool has an app (`_meta.ui.resourceUri`): the chat shows it under the call
+    /// from the call's start (APPS-2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub app: Option<ChatAppRef>,
+}
+
+/// The app of a tool call (MCP Apps).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ChatAppRef {
+    pub server: String,
+    /// The server's own name for the tool.
+    pub tool: String,
+    /// The app's `ui://` resource.
+    pub resource_uri: String,
+}
+
+/// The result of a tool call that has an app, in full, so a reopened chat shows the app again
+/// without calling the tool (APPS-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ChatAppResult {
+    pub server: String,
+    pub tool: String,
+    pub resource_uri: String,
+    /// The MCP `CallToolResult` as the server sent it (`content`, `structuredContent`, `_meta`,
+    /// `isError`).
+    pub result: Value,
 }
 
 /// One message of a session's conversation.
@@ -789,7 +847,120 @@ pub struct ChatMessage {
     /// Written by the runtime for the model (e.g. MCP instructions), hidden in the chat view.
     #[serde(default)]
     pub is_meta: bool,
+    /// For `tool`: the call this message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub tool_call_id: Option<String>,
+    /// For `tool`, when the called tool has an app: its full result (APPS-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub app: Option<ChatAppResult>,
 }
+
+/// Params of `wave/app/resource` and `wave/app/readResource`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AppResourceParams {
+    pub session_id: String,
+    pub server: String,
+    pub uri: String,
+}
+
+/// Result of `wave/app/resource`: an app's HTML (`text/html;profile=mcp-app`) with its
+/// `_meta.ui`, and the sandbox proxy URL to frame it in (APPS-1, APPS-2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AppResourceResult {
+    pub uri: String,
+    pub html: String,
+    pub mime_type: String,
+    /// `_meta.ui.csp` as the server declared it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub csp: Option<UiCspView>,
+    /// `_meta.ui.permissions` (camera, microphone, geolocation, clipboardWrite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub permissions: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub domain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub prefers_border: Option<bool>,
+    /// The one-time proxy page on the sidecar's sandbox origin, served under the CSP built
+    /// from `csp` alone; `wave/app/closed` forgets it.
+    pub sandbox_url: String,
+}
+
+/// The domains an app's resource declares (`_meta.ui.csp`): each list widens one group of CSP
+/// directives of its sandbox page; an absent list keeps the restrictive default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct UiCspView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub connect_domains: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub resource_domains: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub frame_domains: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub base_uri_domains: Option<Vec<String>>,
+}
+
+/// Params of `wave/app/closed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AppClosedParams {
+    /// A `sandboxUrl` of `wave/app/resource`.
+    pub url: String,
+}
+
+/// Result of `wave/app/closed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AppClosedResult {
+    /// The URL was registered and serves nothing from now on.
+    pub forgotten: bool,
+}
+
+/// Params of `wave/app/callTool`: an app's `tools/call` (APPS-4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AppCallToolParams {
+    pub session_id: String,
+    /// The app's own server: the only one it may call.
+    pub server: String,
+    /// The server's own name for the tool.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub arguments: Option<Map<String, Value>>,
+    /// The model's tool call whose app asks (named in the consent question).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub tool_call_id: Option<String>,
+}
+
+/// Result of `wave/app/callTool`: the MCP `CallToolResult` as the server sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct AppCallToolResult(pub Map<String, Value>);
+
+/// Result of `wave/app/readResource`: the MCP `ReadResourceResult` as the server sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+pub struct AppReadResourceResult(pub Map<String, Value>);
 
 /// Payload of `wave/session/message`: one message added to the session's conversation, the
 /// user's own message first in each turn (CHAT-1).
@@ -1228,6 +1399,12 @@ pub enum ErrorKind {
     /// The MCP Registry could not be reached or answered with an error, or the server offers
     /// nothing wave-mcp can install (USE-3).
     Registry,
+    /// The server has no such app, or the client cannot show apps (APPS-1); the message names
+    /// the server and the URI.
+    NoApp,
+    /// An app asked for what it may not have: another server's tool or resource, a tool not
+    /// visible to apps, or a call the user declined (APPS-4).
+    AppRefused,
 }
 
 /// `data` of a [`REQUEST_FAILED`] error.
@@ -1425,6 +1602,16 @@ messages! {
     /// Adds a registry server to the user or project config file (one new entry, every other
     /// byte kept; a project add counts as approval), then reloads (USE-3).
     Request RegistryAdd = "wave/registry/add", ClientToServer, Webview, RegistryAddParams -> RegistryAdded;
+    /// An app's UI resource (`resources/read`, `text/html;profile=mcp-app` only) with its
+    /// `_meta.ui`, registered with the sandbox origin (APPS-1, APPS-2).
+    Request AppResource = "wave/app/resource", ClientToServer, Webview, AppResourceParams -> AppResourceResult;
+    /// An app view was removed: its sandbox URL serves nothing from now on.
+    Request AppClosed = "wave/app/closed", ClientToServer, Webview, AppClosedParams -> AppClosedResult;
+    /// An app's `tools/call`: its own server's tools visible to apps only, through the same
+    /// permission rules and consent as the model's calls (APPS-4).
+    Request AppCallTool = "wave/app/callTool", ClientToServer, Webview, AppCallToolParams -> AppCallToolResult;
+    /// An app's `resources/read`, of its own server only (APPS-4).
+    Request AppReadResource = "wave/app/readResource", ClientToServer, Webview, AppResourceParams -> AppReadResourceResult;
 }
 
 // ---- host/*: between the shared webview and its host (never on the sidecar's wire) ----

@@ -594,6 +594,13 @@ async fn tools(server: &str, common: Common) -> Result<()> {
                     tool["outputSchema"] = Value::Object((**output.schema()).clone());
                 }
                 tool["icons"] = json!(crate::view::icons_view(&t.icons));
+                // APPS-1: the tool's app and who may call it.
+                if let Some(ui) = &t.ui {
+                    tool["ui"] = json!(wave_mcp_protocol::ToolUiView {
+                        resource_uri: ui.resource_uri.clone(),
+                        visibility: ui.visibility.clone(),
+                    });
+                }
                 tool
             })
             .collect();

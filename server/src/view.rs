@@ -63,6 +63,10 @@ pub fn server_view(server: &ServerSnapshot) -> McpServerView {
                 hidden_text: t.hidden_text,
                 annotations: annotations_view(t.title.as_deref(), t.annotations.as_ref()),
                 icons: icons_view(&t.icons),
+                ui: t.ui.as_ref().map(|ui| wave_mcp_protocol::ToolUiView {
+                    resource_uri: ui.resource_uri.clone(),
+                    visibility: ui.visibility.clone(),
+                }),
             })
             .collect(),
         tools_from_cache: server.tools_from_cache,

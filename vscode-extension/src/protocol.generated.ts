@@ -29,6 +29,21 @@ export type IconView = { src: string, mimeType?: string,
 sizes: Array<string>, };
 
 /**
+ * A tool's `_meta.ui` (MCP Apps, APPS-1).
+ */
+export type ToolUiView = { 
+/**
+ * The tool's app: a `ui://` resource of its server (`_meta.ui.resourceUri`, or the
+ * deprecated flat `_meta["ui/resourceUri"]`).
+ */
+resourceUri?: string, 
+/**
+ * Who may call the tool: `"model"`, `"app"`; absent means both. A tool without
+ * `"model"` is never offered to the model.
+ */
+visibility?: Array<string>, };
+
+/**
  * One tool of a server, live or from the snapshot cache.
  */
 export type McpToolView = { 
@@ -65,7 +80,11 @@ annotations?: ToolAnnotationsView,
 /**
  * The tool's icons that a page may show (SRV-4).
  */
-icons: Array<IconView>, };
+icons: Array<IconView>, 
+/**
+ * The tool's MCP Apps metadata (`_meta.ui`, APPS-1): its app and who may call it.
+ */
+ui?: ToolUiView, };
 
 /**
  * One configured server as lists show it. Values are as written in the config (`${VAR}` not
@@ -255,7 +274,13 @@ model?: ModelOptions,
  * untrusted JetBrains project): its servers cannot be approved and nothing of it runs until
  * `wave/workspace/trust` says otherwise (TRUST-9). Default: trusted.
  */
-workspaceTrusted?: boolean, };
+workspaceTrusted?: boolean, 
+/**
+ * The client can show MCP Apps (both IDE clients say `true`): its sessions declare the
+ * `io.modelcontextprotocol/ui` extension to servers and `wave/app/*` works (APPS-1).
+ * Default: no apps.
+ */
+apps?: boolean, };
 
 /**
  * Params of a request about one session's servers as a whole.
@@ -559,6 +584,30 @@ turn: number, };
 export type ChatRole = "user" | "assistant" | "tool";
 
 /**
+ * The app of a tool call (MCP Apps).
+ */
+export type ChatAppRef = { server: string, 
+/**
+ * The server's own name for the tool.
+ */
+tool: string, 
+/**
+ * The app's `ui://` resource.
+ */
+resourceUri: string, };
+
+/**
+ * The result of a tool call that has an app, in full, so a reopened chat shows the app again
+ * without calling the tool (APPS-5).
+ */
+export type ChatAppResult = { server: string, tool: string, resourceUri: string, 
+/**
+ * The MCP `CallToolResult` as the server sent it (`content`, `structuredContent`, `_meta`,
+ * `isError`).
+ */
+result: JsonValue, };
+
+/**
  * A tool call made by the model, as the chat view shows it.
  */
 export type ChatToolCall = { id: string, 
@@ -569,7 +618,12 @@ name: string,
 /**
  * The arguments as the model wrote them (a JSON text).
  */
-arguments: string, };
+arguments: string, 
+/**
+ * The called tool has an app (`_meta.ui.resourceUri`): the chat shows it under the call
+ * from the call's start (APPS-2).
+ */
+app?: ChatAppRef, };
 
 /**
  * One message of a session's conversation.
@@ -590,7 +644,15 @@ isError: boolean,
 /**
  * Written by the runtime for the model (e.g. MCP instructions), hidden in the chat view.
  */
-isMeta: boolean, };
+isMeta: boolean, 
+/**
+ * For `tool`: the call this message answers.
+ */
+toolCallId?: string, 
+/**
+ * For `tool`, when the called tool has an app: its full result (APPS-5).
+ */
+app?: ChatAppResult, };
 
 /**
  * Payload of `wave/session/message`: one message added to the session's conversation, the
@@ -906,9 +968,84 @@ install: RegistryInstallView,
 servers: ServersSnapshot, };
 
 /**
+ * Params of `wave/app/resource` and `wave/app/readResource`.
+ */
+export type AppResourceParams = { sessionId: string, server: string, uri: string, };
+
+/**
+ * The domains an app's resource declares (`_meta.ui.csp`): each list widens one group of CSP
+ * directives of its sandbox page; an absent list keeps the restrictive default.
+ */
+export type UiCspView = { connectDomains?: Array<string>, resourceDomains?: Array<string>, frameDomains?: Array<string>, baseUriDomains?: Array<string>, };
+
+/**
+ * Result of `wave/app/resource`: an app's HTML (`text/html;profile=mcp-app`) with its
+ * `_meta.ui`, and the sandbox proxy URL to frame it in (APPS-1, APPS-2).
+ */
+export type AppResourceResult = { uri: string, html: string, mimeType: string, 
+/**
+ * `_meta.ui.csp` as the server declared it.
+ */
+csp?: UiCspView, 
+/**
+ * `_meta.ui.permissions` (camera, microphone, geolocation, clipboardWrite).
+ */
+permissions?: { [key in string]: JsonValue }, domain?: string, prefersBorder?: boolean, 
+/**
+ * The one-time proxy page on the sidecar's sandbox origin, served under the CSP built
+ * from `csp` alone; `wave/app/closed` forgets it.
+ */
+sandboxUrl: string, };
+
+/**
+ * Params of `wave/app/closed`.
+ */
+export type AppClosedParams = { 
+/**
+ * A `sandboxUrl` of `wave/app/resource`.
+ */
+url: string, };
+
+/**
+ * Result of `wave/app/closed`.
+ */
+export type AppClosedResult = { 
+/**
+ * The URL was registered and serves nothing from now on.
+ */
+forgotten: boolean, };
+
+/**
+ * Params of `wave/app/callTool`: an app's `tools/call` (APPS-4).
+ */
+export type AppCallToolParams = { sessionId: string, 
+/**
+ * The app's own server: the only one it may call.
+ */
+server: string, 
+/**
+ * The server's own name for the tool.
+ */
+name: string, arguments?: { [key in string]: JsonValue }, 
+/**
+ * The model's tool call whose app asks (named in the consent question).
+ */
+toolCallId?: string, };
+
+/**
+ * Result of `wave/app/callTool`: the MCP `CallToolResult` as the server sent it.
+ */
+export type AppCallToolResult = { [key in string]: JsonValue };
+
+/**
+ * Result of `wave/app/readResource`: the MCP `ReadResourceResult` as the server sent it.
+ */
+export type AppReadResourceResult = { [key in string]: JsonValue };
+
+/**
  * Machine-readable cause of a [`REQUEST_FAILED`] error.
  */
-export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled" | "needsApproval" | "untrusted" | "registry";
+export type ErrorKind = "unknownSession" | "unknownServer" | "readOnly" | "fileMissing" | "entryMissing" | "permissionDenied" | "invalidFile" | "io" | "chatUnavailable" | "shuttingDown" | "signInFailed" | "signInCancelled" | "needsApproval" | "untrusted" | "registry" | "noApp" | "appRefused";
 
 /**
  * `data` of a [`REQUEST_FAILED`] error.
@@ -1038,6 +1175,10 @@ export const Methods = {
   registrySearch: "wave/registry/search",
   registryGet: "wave/registry/get",
   registryAdd: "wave/registry/add",
+  appResource: "wave/app/resource",
+  appClosed: "wave/app/closed",
+  appCallTool: "wave/app/callTool",
+  appReadResource: "wave/app/readResource",
 } as const;
 
 /** Client → sidecar requests: params and result of each. */
@@ -1068,6 +1209,10 @@ export interface Requests {
   "wave/registry/search": { params: RegistrySearchParams; result: RegistrySearchResult };
   "wave/registry/get": { params: RegistryGetParams; result: RegistryServerDetails };
   "wave/registry/add": { params: RegistryAddParams; result: RegistryAdded };
+  "wave/app/resource": { params: AppResourceParams; result: AppResourceResult };
+  "wave/app/closed": { params: AppClosedParams; result: AppClosedResult };
+  "wave/app/callTool": { params: AppCallToolParams; result: AppCallToolResult };
+  "wave/app/readResource": { params: AppResourceParams; result: AppReadResourceResult };
 }
 
 /** Sidecar → client notifications: params of each. */
@@ -1086,7 +1231,7 @@ export interface Notifications {
 export const NOTIFICATION_METHODS = ["wave/mcp/logAppended", "wave/mcp/serversChanged", "wave/session/message", "wave/session/turnEnded", "wave/session/delta", "wave/session/progress", "wave/session/elicitationComplete", "wave/workspace/trust"] as const;
 
 /** Page requests the hosts forward to the sidecar unchanged. */
-export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/complete", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke", "wave/registry/search", "wave/registry/get", "wave/registry/add"] as const;
+export const FORWARDED_REQUESTS = ["wave/mcp/servers", "wave/mcp/connect", "wave/mcp/disconnect", "wave/mcp/delete", "wave/mcp/setToolEnabled", "wave/mcp/login", "wave/mcp/logout", "wave/mcp/configPaths", "wave/mcp/prompts", "wave/mcp/resources", "wave/mcp/complete", "wave/mcp/logs", "wave/session/send", "wave/session/history", "wave/session/cancel", "wave/mcp/approve", "wave/mcp/revoke", "wave/registry/search", "wave/registry/get", "wave/registry/add", "wave/app/resource", "wave/app/closed", "wave/app/callTool", "wave/app/readResource"] as const;
 export type ForwardedRequest = (typeof FORWARDED_REQUESTS)[number];
 
 /** Sidecar notifications the hosts push to their pages unchanged. */

@@ -87,7 +87,8 @@ export class Sidecar implements vscode.Disposable {
     };
     // TRUST-9: in Restricted Mode no project server can be approved and nothing of the project
     // runs, until `wave/workspace/trust` says the user trusted the workspace.
-    const initializationOptions: InitializationOptions = { workspaceTrusted: vscode.workspace.isTrusted };
+    // APPS-1: the chat webview shows MCP Apps, so the sidecar declares the extension to servers.
+    const initializationOptions: InitializationOptions = { workspaceTrusted: vscode.workspace.isTrusted, apps: true };
     if (Object.keys(model).length > 0) initializationOptions.model = model;
     const constructorServers = config.get<Record<string, unknown>>("mcpServers");
     if (constructorServers && Object.keys(constructorServers).length > 0)

@@ -35,7 +35,8 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
     `img-src ${cspSource} data: https:`,
     `font-src ${cspSource}`,
     "connect-src 'none'",
-    "frame-src 'none'",
+    // APPS-2: MCP apps run in the sidecar's sandbox proxy on a loopback origin of its own.
+    "frame-src http://127.0.0.1:*",
     "form-action 'none'",
     "base-uri 'none'",
   ].join("; ");

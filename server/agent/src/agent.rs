@@ -11,13 +11,14 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use wave_mcp_manager::{
     CallHooks, CallToolResult, ContentBlock, Error as McpError, ManagerOptions, McpManager,
-    McpTool, Progress, ProgressSink, ServerSnapshot, Status, result_text,
+    McpTool, Progress, ProgressSink, ServerSnapshot, Status, apps::model_visible, result_text,
 };
 
 use crate::announce;
-use crate::consent::{SessionGrants, ToolConfirmation, ToolDecision};
+use crate::consent::SessionGrants;
 use crate::error::AgentError;
 use crate::exec::{self, ScriptResult};
+use crate::gate::{Asker, ToolGate};
 use crate::live::{TurnEvent, TurnHooks};
 use crate::message::{Image, Message, Role, ToolCall};
 use crate::model::{self, ModelClient};
@@ -25,7 +26,7 @@ use crate::options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ToolPoolMode,
 };
-use crate::permissions::{PermissionRules, Verdict};
+use crate::permissions::PermissionRules;
 use crate::pool::{EXEC_TOOL, Pool};
 use crate::settings::{PermissionSource, RECHECK_AFTER};
 use crate::tool_search::{self, SEARCH_TOOL, SearchPlan, SearchSettings, SearchState};
@@ -43,14 +44,17 @@ pub struct ToolOutcome {
     /// Images of the result, with their MIME types.
     pub images: Vec<Image>,
     pub is_error: bool,
+    /// The call's tool has an app: its full result, for the chat (APPS-5).
+    pub app: Option<crate::message::AppResult>,
 }
 
 impl ToolOutcome {
-    fn error(text: impl Into<String>) -> ToolOutcome {
+    pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
         ToolOutcome {
             text: text.into(),
             images: Vec::new(),
             is_error: true,
+            app: None,
         }
     }
 
@@ -59,6 +63,7 @@ impl ToolOutcome {
             text: text.into(),
             images: Vec::new(),
             is_error: false,
+            app: None,
         }
     }
 }
@@ -102,7 +107,7 @@ pub struct Agent {
     model: ModelClient,
     workdir: PathBuf,
     session_id: String,
-    permissions: PermissionSource,
+    permissions: Arc<PermissionSource>,
     tool_pool: ToolPoolMode,
     extra_prompt: Option<String>,
     max_rounds: usize,
@@ -119,8 +124,8 @@ pub struct Agent {
     /// Project servers (name and fingerprint) the user was asked about in this session: not
     /// asked again (TRUST-3).
     asked_approval: HashSet<(String, String)>,
-    /// Tools the user allowed for this session (TRUST-5, TRUST-6).
-    session_grants: SessionGrants,
+    /// The funnel's permission check, shared with the session's apps (TRUST-5, APPS-4).
+    gate: ToolGate,
 }
 
 impl Agent {
@@ -155,7 +160,12 @@ impl Agent {
         });
         let transcript = Transcript::new(&home, &session_id);
         let history = transcript.load();
-        let permissions = PermissionSource::new(options.permissions, &workdir, &home);
+        let permissions = Arc::new(PermissionSource::new(options.permissions, &workdir, &home));
+        let gate = ToolGate {
+            manager: manager.clone(),
+            permissions: permissions.clone(),
+            grants: Arc::new(SessionGrants::default()),
+        };
         Ok(Agent {
             manager,
             model,
@@ -173,7 +183,7 @@ impl Agent {
             hooks: TurnHooks::default(),
             running_call: None,
             asked_approval: HashSet::new(),
-            session_grants: SessionGrants::default(),
+            gate,
         })
     }
 
@@ -197,6 +207,21 @@ impl Agent {
     /// The agent's MCP manager (for subscriptions and for hosts that act while a turn runs).
     pub fn manager(&self) -> &McpManager {
         &self.manager
+    }
+
+    /// The funnel's permission check with this session's rules and grants, for calls that do
+    /// not go through a turn: an app's `tools/call` (APPS-4). Taken once, it needs no lock on
+    /// the agent.
+    pub fn tool_gate(&self) -> ToolGate {
+        self.gate.clone()
+    }
+
+    /// The live tools the model may see: switched on, and visible to the model (an MCP App's
+    /// app-only tools never are, APPS-1).
+    fn model_tools(&self) -> Vec<McpTool> {
+        let mut tools = self.manager.tools();
+        tools.retain(|t| model_visible(t.ui.as_ref()));
+        tools
     }
 
     /// Every configured server with its status (LIFE-1).
@@ -323,7 +348,7 @@ impl Agent {
         if full_name != EXEC_TOOL {
             return Ok(self.call_mcp(&rules, full_name, arguments).await);
         }
-        let pool = Pool::new(self.manager.tools(), &rules, self.tool_pool);
+        let pool = Pool::new(self.model_tools(), &rules, self.tool_pool);
         Ok(self.funnel(&rules, &pool, full_name, arguments).await)
     }
 
@@ -451,7 +476,7 @@ impl Agent {
                     return Ok(self.stopped(report, String::new()));
                 }
             }
-            let live = self.manager.tools();
+            let live = self.model_tools();
             let snapshot = self.manager.snapshot();
             for note in announce::plan(&self.history, &snapshot.servers, &live, &context.rules) {
                 self.push(Message::meta(note.clone()));
@@ -573,7 +598,8 @@ impl Agent {
     }
 
     /// Permission check → route to the server by full name → result (TOOL-3, TOOL-8, TOOL-9).
-    /// Flat calls and calls from `Exec` scripts both come through here (TOOL-4).
+    /// Flat calls and calls from `Exec` scripts both come through here (TOOL-4). A tool that
+    /// only an app may call is refused (APPS-1).
     async fn call_mcp(
         &self,
         rules: &PermissionRules,
@@ -582,25 +608,24 @@ impl Agent {
     ) -> ToolOutcome {
         // Looked up once: its source for the rules, its definition for a permission.
         let tool = self.manager.tool(name);
-        let source = tool
-            .as_ref()
-            .map_or(wave_mcp_manager::Source::User, |t| t.source);
-        match rules.verdict(name, source) {
-            Verdict::Allow => {}
-            Verdict::Deny(why) => {
-                tracing::info!(tool = %name, "tool call refused: {why}");
-                return ToolOutcome::error(format!(
-                    "permission denied: the tool \"{name}\" may not be used ({why}); do not call it again"
-                ));
-            }
-            Verdict::Ask { rule } => {
-                // An unknown tool is not asked about: the call fails as before (TOOL-3).
-                if let Some(tool) = tool
-                    && let Some(refused) = self.consent(tool, &arguments, rule.is_some()).await
-                {
-                    return refused;
-                }
-            }
+        if let Some(tool) = tool.as_ref().filter(|t| !model_visible(t.ui.as_ref())) {
+            tracing::info!(tool = %name, "model call of an app-only tool refused");
+            return ToolOutcome::error(format!(
+                "error: the tool \"{}\" of MCP server \"{}\" is only for its app, not for the model; do not call it again",
+                tool.name, tool.server
+            ));
+        }
+        let app = tool.as_ref().and_then(|t| {
+            let uri = t.ui.as_ref()?.resource_uri.clone()?;
+            Some((t.server.clone(), t.name.clone(), uri))
+        });
+        let asker = Asker {
+            consent: self.hooks.consent.clone(),
+            call_id: self.running_call.clone().unwrap_or_default(),
+            cancel: &self.hooks.cancel,
+        };
+        if let Some(refused) = self.gate.permit(rules, name, tool, &arguments, asker).await {
+            return refused;
         }
         let hooks = self.call_hooks();
         match self
@@ -609,67 +634,18 @@ impl Agent {
             .await
         {
             // The owner is named only in an error result; a success pays no lookup.
-            Ok(result) => render(&result, name, || self.manager.tool_owner(name)),
+            Ok(result) => {
+                let mut outcome = render(&result, name, || self.manager.tool_owner(name));
+                // APPS-5: the app's result in full, for the chat (never for the model).
+                outcome.app = app.map(|(server, tool, resource_uri)| crate::message::AppResult {
+                    server,
+                    tool,
+                    resource_uri,
+                    result: serde_json::to_value(&result).unwrap_or_default(),
+                });
+                outcome
+            }
             Err(e) => ToolOutcome::error(self.call_error(name, e)),
-        }
-    }
-
-    /// The user's consent to one call (TRUST-5, TRUST-6): `None` to run it, else the result the
-    /// model gets instead. A permission given for the session or `always` applies while the
-    /// tool's definition is the one it was given for, and never to a tool an `ask` rule names.
-    async fn consent(
-        &self,
-        tool: McpTool,
-        arguments: &Map<String, Value>,
-        ask_rule: bool,
-    ) -> Option<ToolOutcome> {
-        let name = tool.full_name.as_str();
-        let session = self.session_grants.get(name);
-        let trust = self.manager.trust();
-        // Checked within the settings files' window: another process's edit of the trust file
-        // reaches a call within it, a decision of this process at once.
-        let view = trust.view_within(RECHECK_AFTER);
-        let always = view.tool_permission(&tool.server, &tool.name);
-        let pinned = [session.as_deref(), always];
-        if !ask_rule && pinned.contains(&Some(&*tool.definition)) {
-            return None;
-        }
-        let definition_changed = pinned.iter().any(Option::is_some);
-        drop(view);
-        let Some(consent) = self.hooks.consent.clone() else {
-            tracing::info!(tool = %name, "no one to ask: tool call declined");
-            return Some(ToolOutcome::error(declined(name)));
-        };
-        let request = ToolConfirmation {
-            tool_call_id: self.running_call.clone().unwrap_or_default(),
-            server: tool.server.clone(),
-            tool: tool.name.clone(),
-            full_name: name.to_string(),
-            arguments: arguments.clone(),
-            title: tool.title.clone(),
-            annotations: tool.annotations.clone(),
-            definition_changed,
-        };
-        let Some(decision) = self
-            .hooks
-            .unless_stopped(consent.confirm_tool(request))
-            .await
-        else {
-            return Some(ToolOutcome::error(crate::live::NOT_RUN));
-        };
-        match decision {
-            ToolDecision::Once => None,
-            ToolDecision::Session => {
-                self.session_grants.insert(name, tool.definition.clone());
-                None
-            }
-            ToolDecision::Always => {
-                if let Err(e) = trust.allow_tool(&tool.server, &tool.name, &tool.definition) {
-                    tracing::warn!("cannot remember the permission for \"{name}\": {e}");
-                }
-                None
-            }
-            ToolDecision::Deny => Some(ToolOutcome::error(declined(name))),
         }
     }
 
@@ -799,6 +775,7 @@ fn render(
             text,
             images,
             is_error: false,
+            app: None,
         };
     }
     let text = match owner() {
@@ -812,12 +789,8 @@ fn render(
         text,
         images,
         is_error: true,
+        app: None,
     }
-}
-
-/// What the model gets for a call the user declined (or no one could be asked about).
-fn declined(name: &str) -> String {
-    format!("the user declined this call of \"{name}\": it did not run")
 }
 
 fn script_outcome(result: ScriptResult) -> ToolOutcome {

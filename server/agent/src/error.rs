@@ -20,6 +20,9 @@ pub enum AgentError {
     /// A prompt command or a resource mention that cannot be carried out (PRM-2, PRM-3).
     #[error("{0}")]
     Input(String),
+    /// An app asked for a call it may not make, or the user declined it (APPS-4).
+    #[error("{0}")]
+    AppRefused(String),
     #[error("no message at index {index} (the history has {len})")]
     NoSuchMessage { index: usize, len: usize },
 }

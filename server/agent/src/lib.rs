@@ -20,6 +20,7 @@ mod chat;
 pub mod consent;
 mod error;
 mod exec;
+mod gate;
 mod live;
 mod message;
 mod model;
@@ -35,8 +36,9 @@ pub use agent::{Agent, ToolCallReport, ToolOutcome, TurnReport};
 pub use chat::{chat, chat_with_interrupts};
 pub use consent::{Consent, ServerApproval, ToolConfirmation, ToolDecision};
 pub use error::AgentError;
+pub use gate::{AppCall, ToolGate};
 pub use live::{CancellationToken, TurnEvent, TurnHooks};
-pub use message::{Image, Message, Role, ToolCall};
+pub use message::{AppResult, Image, Message, Role, ToolCall};
 pub use options::{
     AgentOptions, DEFAULT_BASE_URL, DEFAULT_EXEC_TIME_LIMIT, DEFAULT_MAX_ROUNDS,
     DEFAULT_MODEL_TIMEOUT, ModelSettings, ToolPoolMode,

@@ -43,6 +43,20 @@ pub struct Image {
     pub data: String,
 }
 
+/// The full result of a call of a tool that has an app (MCP Apps), kept so a reopened chat
+/// shows the app again without calling the tool (APPS-5). Never sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppResult {
+    pub server: String,
+    /// The server's own name for the tool.
+    pub tool: String,
+    /// The app's `ui://` resource.
+    pub resource_uri: String,
+    /// The MCP `CallToolResult` as the server sent it.
+    pub result: serde_json::Value,
+}
+
 /// One message of the conversation history (one line of the JSONL transcript).
 ///
 /// `is_meta` messages are written by the agent runtime, not typed by the user: they are hidden
@@ -67,6 +81,9 @@ pub struct Message {
     pub images: Vec<Image>,
     #[serde(default)]
     pub is_meta: bool,
+    /// For role `tool`, when the tool has an app: its full result (APPS-5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<Box<AppResult>>,
     pub timestamp: DateTime<Utc>,
 }
 
@@ -81,6 +98,7 @@ impl Message {
             is_error: false,
             images: Vec::new(),
             is_meta: false,
+            app: None,
             timestamp: Utc::now(),
         }
     }
@@ -115,6 +133,7 @@ impl Message {
             tool_name: Some(call.name.clone()),
             is_error: outcome.is_error,
             images: outcome.images.clone(),
+            app: outcome.app.clone().map(Box::new),
             ..Message::new(Role::Tool, text.into_owned())
         }
     }

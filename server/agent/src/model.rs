@@ -278,6 +278,7 @@ mod tests {
                     data: "AAAA".into(),
                 }],
                 is_error: false,
+                app: None,
             },
         );
         tool.images[0].data = "AAAA".into();

@@ -59,6 +59,8 @@ pub(crate) struct Client {
     log_from_stream: bool,
     /// The revision offered inside `initialize` (SPEC-1): never one without that handshake.
     legacy_version: ProtocolVersion,
+    /// The host shows MCP Apps (APPS-1).
+    apps: bool,
 }
 
 impl ClientHandler for Client {
@@ -69,7 +71,12 @@ impl ClientHandler for Client {
         roots.list_changed = Some(true);
         capabilities.roots = Some(roots);
         // SRV-5: tool calls the server runs as tasks are followed (`crate::tasks`).
-        capabilities.extensions = Some(crate::tasks::extension_capability());
+        let mut extensions = crate::tasks::extension_capability();
+        // APPS-1: only for hosts that can show apps.
+        if self.apps {
+            crate::apps::declare(&mut extensions);
+        }
+        capabilities.extensions = Some(extensions);
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("wave-mcp", env!("CARGO_PKG_VERSION")),
@@ -263,6 +270,8 @@ pub(crate) struct DialSetup<'a> {
     /// The server's log (SRV-2).
     pub log: LogSink,
     pub timeout: Duration,
+    /// The host shows MCP Apps (APPS-1).
+    pub apps: bool,
     pub credentials: &'a Path,
     pub run_dir: &'a Path,
     pub tasks: &'a Background,
@@ -346,6 +355,7 @@ async fn dial_once(
         credentials,
         run_dir,
         tasks,
+        apps,
         ..
     } = setup;
     let (timeout, tasks) = (*timeout, *tasks);
@@ -359,6 +369,7 @@ async fn dial_once(
         log: log.clone(),
         log_from_stream: false,
         legacy_version,
+        apps: *apps,
     };
     match transport {
         Transport::Stdio {

@@ -2,6 +2,7 @@
 //! starting it, dials on demand, tears down whole process trees, and keeps a tool snapshot cache
 //! for servers that are not connected. It knows nothing about LSP or IDEs.
 
+pub mod apps;
 pub mod auth;
 mod background;
 pub mod cache;

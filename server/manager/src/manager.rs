@@ -101,6 +101,8 @@ struct SharedState {
     refreshing: watch::Sender<usize>,
     /// Who answers the servers' questions to the user (LONG-5).
     elicitations: Elicitations,
+    /// The host can show MCP Apps: dials declare `io.modelcontextprotocol/ui` (APPS-1).
+    pub(crate) apps: std::sync::atomic::AtomicBool,
     /// The user's approvals and tool permissions for this project (TRUST-2).
     trust: TrustStore,
     /// The IDE does not trust the project: no project server runs (TRUST-9).
@@ -176,6 +178,7 @@ impl McpManager {
                 root: CancellationToken::new(),
                 refreshing: watch::Sender::new(0),
                 elicitations: Elicitations::default(),
+                apps: std::sync::atomic::AtomicBool::new(false),
                 trust,
                 untrusted: options.project_untrusted.into(),
                 reloading: tokio::sync::Mutex::new(()),
@@ -243,6 +246,14 @@ impl McpManager {
     /// declare the `elicitation` capability and send their `elicitation/create` to `elicitor`.
     pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
         self.shared.elicitations.set(elicitor);
+    }
+
+    /// The host shows MCP Apps: dials from now on declare the `io.modelcontextprotocol/ui`
+    /// extension with the app MIME type (APPS-1). Hosts that cannot show apps never call it.
+    pub fn declare_apps(&self) {
+        self.shared
+            .apps
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Config files that were skipped, each with the reason (CFG-4).

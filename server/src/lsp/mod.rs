@@ -6,6 +6,8 @@
 //! otherwise. Config files are watched ([`watch`]) and deletions edit them in place
 //! ([`config_edit`]). Logs go to stderr: stdout is the LSP channel.
 
+pub(crate) mod app_sandbox;
+mod apps;
 pub(crate) mod config_edit;
 mod consent;
 mod elicit;
@@ -33,6 +35,10 @@ use tower_lsp_server::ls_types::{
     WorkspaceServerCapabilities,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use wave_mcp_protocol::{
+    AppCallTool, AppCallToolParams, AppCallToolResult, AppClosed, AppClosedParams, AppClosedResult,
+    AppReadResource, AppReadResourceResult, AppResource, AppResourceParams, AppResourceResult,
+};
 use wave_mcp_protocol::{
     ConfigPaths, DEFAULT_SESSION_ID, DeleteParams, ErrorData, ErrorKind, InitializationOptions,
     METHODS, McpApprove, McpConfigPaths, McpConnect, McpDelete, McpDisconnect, McpLogin, McpLogout,
@@ -142,6 +148,13 @@ pub async fn run() -> Result<()> {
     .custom_method(RegistrySearch::METHOD, Backend::dispatch::<RegistrySearch>)
     .custom_method(RegistryGet::METHOD, Backend::dispatch::<RegistryGet>)
     .custom_method(RegistryAdd::METHOD, Backend::dispatch::<RegistryAdd>)
+    .custom_method(AppResource::METHOD, Backend::dispatch::<AppResource>)
+    .custom_method(AppClosed::METHOD, Backend::dispatch::<AppClosed>)
+    .custom_method(AppCallTool::METHOD, Backend::dispatch::<AppCallTool>)
+    .custom_method(
+        AppReadResource::METHOD,
+        Backend::dispatch::<AppReadResource>,
+    )
     .custom_method(McpApprove::METHOD, Backend::dispatch::<McpApprove>)
     .custom_method(McpRevoke::METHOD, Backend::dispatch::<McpRevoke>)
     .custom_method(
@@ -269,6 +282,7 @@ impl LanguageServer for Backend {
         let servers = options.mcp_servers.unwrap_or_default();
         let model = options.model.unwrap_or_default();
         let trusted = options.workspace_trusted.unwrap_or(true);
+        let apps = options.apps.unwrap_or(false);
         let folders = workspace_folders(params.workspace_folders.as_deref().unwrap_or_default());
         let registry = Registry::start(
             self.client.clone(),
@@ -276,7 +290,7 @@ impl LanguageServer for Backend {
             workdir,
             servers,
             model,
-            trusted,
+            sessions::HostFlags { trusted, apps },
             folders,
         );
         if self.registry.set(registry).is_err() {
@@ -548,6 +562,35 @@ impl Handles<SessionCancel> for Backend {
     async fn handle(&self, params: SessionCancelParams) -> jsonrpc::Result<SessionCancelResult> {
         let session = self.registry()?.get(Some(&params.session_id))?;
         Ok(session.cancel())
+    }
+}
+
+impl Handles<AppResource> for Backend {
+    async fn handle(&self, params: AppResourceParams) -> jsonrpc::Result<AppResourceResult> {
+        let registry = self.registry()?;
+        let session = registry.get(Some(&params.session_id))?;
+        Ok(session.app_resource(params, &registry.sandbox).await?)
+    }
+}
+
+impl Handles<AppClosed> for Backend {
+    async fn handle(&self, params: AppClosedParams) -> jsonrpc::Result<AppClosedResult> {
+        let forgotten = self.registry()?.sandbox.forget(&params.url);
+        Ok(AppClosedResult { forgotten })
+    }
+}
+
+impl Handles<AppCallTool> for Backend {
+    async fn handle(&self, params: AppCallToolParams) -> jsonrpc::Result<AppCallToolResult> {
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.app_call_tool(params).await?)
+    }
+}
+
+impl Handles<AppReadResource> for Backend {
+    async fn handle(&self, params: AppResourceParams) -> jsonrpc::Result<AppReadResourceResult> {
+        let session = self.registry()?.get(Some(&params.session_id))?;
+        Ok(session.app_read_resource(params).await?)
     }
 }
 

@@ -28,11 +28,12 @@ use wave_mcp_manager::{
     config, login_timeout,
 };
 use wave_mcp_protocol::{
-    ChatMessage, ChatRole, ChatToolCall, ConfigPaths, DEFAULT_SESSION_ID, DestroyState, ErrorKind,
-    McpOpenUrl, McpPromptsResult, McpResourcesResult, McpServersChanged, McpSource, ModelOptions,
-    OpenUrlParams, ServersSnapshot, SessionCreateParams, SessionCreated, SessionDestroyed,
-    SessionHistoryEntry, SessionHistoryResult, SessionMessage, SessionMessageParams,
-    SessionSendAccepted, SetToolEnabledParams,
+    ChatAppRef, ChatAppResult, ChatMessage, ChatRole, ChatToolCall, ConfigPaths,
+    DEFAULT_SESSION_ID, DestroyState, ErrorKind, McpOpenUrl, McpPromptsResult, McpResourcesResult,
+    McpServersChanged, McpSource, ModelOptions, OpenUrlParams, ServersSnapshot,
+    SessionCreateParams, SessionCreated, SessionDestroyed, SessionHistoryEntry,
+    SessionHistoryResult, SessionMessage, SessionMessageParams, SessionSendAccepted,
+    SetToolEnabledParams,
 };
 
 mod live;
@@ -148,17 +149,24 @@ struct SessionOptions {
     model: ModelOptions,
     /// The IDE does not trust the project (TRUST-9).
     project_untrusted: bool,
+    /// The client shows MCP Apps (APPS-1).
+    apps: bool,
 }
 
 /// One agent with its MCP servers, its publisher and its lifecycle.
 pub struct Session {
     pub id: String,
     /// The agent's manager (a clone: MCP requests never wait for a running turn).
-    manager: McpManager,
+    pub(super) manager: McpManager,
     /// `None` when no model is configured: the session then only manages MCP servers.
     agent: Option<tokio::sync::Mutex<Agent>>,
     /// Why there is no agent.
-    no_agent: Option<String>,
+    pub(super) no_agent: Option<String>,
+    /// The agent's funnel permission check, taken at creation: an app's calls go through it
+    /// without the agent's lock (APPS-4).
+    pub(super) gate: Option<wave_mcp_agent::ToolGate>,
+    /// The client shows MCP Apps: the servers are told, `wave/app/*` works (APPS-1).
+    pub(super) apps: bool,
     home: PathBuf,
     publisher: Arc<Publisher>,
     forwarder: Mutex<Option<JoinHandle<()>>>,
@@ -187,6 +195,7 @@ impl Session {
             servers,
             model,
             project_untrusted,
+            apps,
         } = options;
         let agent = Agent::create(AgentOptions {
             workdir: workdir.clone(),
@@ -201,10 +210,16 @@ impl Session {
             project_untrusted,
             ..AgentOptions::default()
         });
-        let (agent, no_agent, manager) = match agent {
+        let (agent, no_agent, manager, gate) = match agent {
             Ok(agent) => {
                 let manager = agent.manager().clone();
-                (Some(tokio::sync::Mutex::new(agent)), None, manager)
+                let gate = agent.tool_gate();
+                (
+                    Some(tokio::sync::Mutex::new(agent)),
+                    None,
+                    manager,
+                    Some(gate),
+                )
             }
             Err(e) => {
                 tracing::info!(session = %id, "no agent, MCP servers only: {e}");
@@ -215,9 +230,12 @@ impl Session {
                     project_untrusted,
                     ..ManagerOptions::default()
                 });
-                (None, Some(e.to_string()), manager)
+                (None, Some(e.to_string()), manager, None)
             }
         };
+        if apps {
+            manager.declare_apps();
+        }
         // The servers' questions go to the client's chat page (LONG-5, LONG-6).
         manager.set_elicitor(Arc::new(SessionElicitor {
             client: client.clone(),
@@ -248,6 +266,8 @@ impl Session {
             manager,
             agent,
             no_agent,
+            gate,
+            apps,
             home,
             publisher,
             forwarder: Mutex::new(Some(forwarder)),
@@ -257,6 +277,16 @@ impl Session {
             turn_worker: Mutex::new(None),
             stop: live::Stop::default(),
         }
+    }
+
+    /// The client connection (for an app's consent question).
+    pub(super) fn publisher_client(&self) -> Client {
+        self.publisher.client.clone()
+    }
+
+    /// The last turn handed out (0 before the first).
+    pub(super) async fn last_turn(&self) -> u64 {
+        self.conversation.lock().await.last_turn
     }
 
     fn life(&self) -> MutexGuard<'_, Life> {
@@ -546,6 +576,8 @@ impl Session {
             tool_name: None,
             is_error: false,
             is_meta: false,
+            tool_call_id: None,
+            app: None,
         };
         self.record(&mut conversation, turn, message).await;
         conversation.running.push(turn);
@@ -689,6 +721,14 @@ struct Inner {
     closed: bool,
 }
 
+/// What the client said of itself at `initialize`.
+pub struct HostFlags {
+    /// The IDE trusts the project (TRUST-9).
+    pub trusted: bool,
+    /// The client shows MCP Apps (APPS-1).
+    pub apps: bool,
+}
+
 /// Every session of the sidecar.
 pub struct Registry {
     client: Client,
@@ -700,6 +740,10 @@ pub struct Registry {
     model: ModelOptions,
     /// The IDE trusts the project (TRUST-9); new sessions start with it.
     trusted: std::sync::atomic::AtomicBool,
+    /// The client shows MCP Apps (`initializationOptions.apps`, APPS-1).
+    apps: bool,
+    /// The sandbox origin of the apps, started by the first one (APPS-2).
+    pub sandbox: super::apps::Sandbox,
     /// The IDE's workspace folders: the roots of sessions working in one of them (SRV-1).
     folders: Mutex<Vec<PathBuf>>,
     inner: Mutex<Inner>,
@@ -716,9 +760,10 @@ impl Registry {
         workdir: PathBuf,
         servers: Map<String, Value>,
         model: ModelOptions,
-        trusted: bool,
+        host: HostFlags,
         folders: Vec<PathBuf>,
     ) -> Arc<Registry> {
+        let HostFlags { trusted, apps } = host;
         let registry = Arc::new_cyclic(|weak: &Weak<Registry>| {
             let weak = weak.clone();
             Registry {
@@ -729,6 +774,8 @@ impl Registry {
                 servers,
                 model,
                 trusted: trusted.into(),
+                apps,
+                sandbox: super::apps::Sandbox::default(),
                 folders: Mutex::new(folders),
                 inner: Mutex::new(Inner {
                     sessions: BTreeMap::new(),
@@ -749,6 +796,7 @@ impl Registry {
             servers: registry.servers.clone(),
             model: registry.model.clone(),
             project_untrusted: !trusted,
+            apps: registry.apps,
         };
         if let Err(e) = registry.open(DEFAULT_SESSION_ID.into(), options) {
             tracing::error!("cannot open the default session: {}", e.message);
@@ -825,6 +873,7 @@ impl Registry {
             servers: params.mcp_servers.unwrap_or_else(|| self.servers.clone()),
             model: params.model.unwrap_or_else(|| self.model.clone()),
             project_untrusted: !self.trusted.load(Ordering::SeqCst),
+            apps: self.apps,
         };
         let id = format!("session-{}", self.next_id.fetch_add(1, Ordering::SeqCst));
         let session = self.open(id, options)?;
@@ -1021,8 +1070,9 @@ impl Registry {
     }
 }
 
-/// A history message as the chat view shows it (images are not carried).
-fn chat_message(message: Message) -> ChatMessage {
+/// A history message as the chat view shows it (images are not carried). A call of a tool
+/// that has an app names it (APPS-2), and its result message carries the full result (APPS-5).
+pub(super) fn chat_message(message: Message, manager: &McpManager) -> ChatMessage {
     ChatMessage {
         role: match message.role {
             Role::User => ChatRole::User,
@@ -1034,6 +1084,7 @@ fn chat_message(message: Message) -> ChatMessage {
             .tool_calls
             .into_iter()
             .map(|call| ChatToolCall {
+                app: app_of(manager, &call.name),
                 id: call.id,
                 name: call.name,
                 arguments: call.arguments,
@@ -1042,7 +1093,25 @@ fn chat_message(message: Message) -> ChatMessage {
         tool_name: message.tool_name,
         is_error: message.is_error,
         is_meta: message.is_meta,
+        tool_call_id: message.tool_call_id,
+        app: message.app.map(|app| *app).map(|app| ChatAppResult {
+            server: app.server,
+            tool: app.tool,
+            resource_uri: app.resource_uri,
+            result: app.result,
+        }),
     }
+}
+
+/// The app of the tool `full_name`, if it has one.
+fn app_of(manager: &McpManager, full_name: &str) -> Option<ChatAppRef> {
+    let tool = manager.tool(full_name)?;
+    let resource_uri = tool.ui?.resource_uri?;
+    Some(ChatAppRef {
+        server: tool.server,
+        tool: tool.name,
+        resource_uri,
+    })
 }
 
 /// `wave/mcp/logAppended` for each server's new log entries (SRV-2): what arrived together goes

@@ -1,5 +1,6 @@
 //! One module per area; `support` holds the shared helpers.
 
+mod apps;
 mod auth;
 mod auth_faults;
 mod budget;

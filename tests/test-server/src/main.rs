@@ -573,6 +573,9 @@ impl ServerHandler for TestServer {
         if self.settings.completions {
             capabilities.completions = Some(Default::default());
         }
+        if self.settings.exposes(apps::APP_TOOL) {
+            capabilities.resources.get_or_insert_with(Default::default);
+        }
         if self.settings.exposes(task_tool::TASK_TOOL) {
             capabilities
                 .extensions
@@ -677,6 +680,10 @@ impl ServerHandler for TestServer {
         }
         if request.name == TEMPERATURE_TOOL {
             return Ok(CallToolResponse::Complete(temperature(&request)));
+        }
+        if apps::TOOLS.contains(&request.name.as_ref()) {
+            let client = context.client_capabilities();
+            return Ok(CallToolResponse::Complete(apps::call(&request, client)));
         }
         if request.name == task_tool::TASK_TOOL {
             let (id, response) = self.settings.tasks.create(&request);
@@ -792,6 +799,7 @@ impl ServerHandler for TestServer {
         if self.settings.exposes(task_tool::TASK_TOOL) {
             tools.push(task_tool::tool());
         }
+        tools.extend(apps::tools(|name| self.settings.exposes(name)));
         if let Some(path) = &self.settings.echo_description
             && let Some(echo) = tools.iter_mut().find(|t| t.name == "echo")
         {
@@ -901,6 +909,9 @@ impl ServerHandler for TestServer {
         request: rmcp::model::ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        if let Some(app) = apps::read(&request.uri) {
+            return Ok(rmcp::model::ReadResourceResponse::Complete(app));
+        }
         test_prompts::read(&request.uri).map(rmcp::model::ReadResourceResponse::Complete)
     }
 }
@@ -990,6 +1001,7 @@ fn temperature(request: &CallToolRequestParams) -> CallToolResult {
     }
 }
 
+mod apps;
 mod registry;
 /// `--prompts`: the prompts and resources of the test server (PRM-1 .. PRM-3).
 mod task_tool;
@@ -1165,6 +1177,7 @@ fn parse_tools(list: Option<&str>) -> Result<Vec<String>> {
                 task_tool::TASK_TOOL,
             ]
             .contains(&name)
+            && !apps::TOOLS.contains(&name)
         {
             bail!(
                 "unknown tool {name:?} in --tools (known: {})",

@@ -212,8 +212,9 @@ describe("webview HTML (strict CSP)", () => {
     expect(csp).toContain("script-src 'nonce-abc'");
     expect(csp).not.toContain("unsafe-inline");
     expect(csp).not.toContain("unsafe-eval");
-    // Remote: only images over https (servers' icons, SRV-4); no http anywhere, nothing else remote.
-    expect(csp).not.toMatch(/http:/);
+    // Remote: only images over https (servers' icons, SRV-4); http only to frame the sidecar's
+    // loopback sandbox origin of MCP apps (APPS-2); nothing else remote.
+    expect(csp.split("; ").filter((d) => d.includes("http:"))).toEqual(["frame-src http://127.0.0.1:*"]);
     expect(csp.split("; ").filter((d) => d.includes("https:"))).toEqual(["img-src vscode-resource: data: https:"]);
     const html = webviewHtml({
       cspSource: "vscode-resource:",

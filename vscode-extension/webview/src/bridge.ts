@@ -13,7 +13,8 @@
 // tab, the page itself) is dropped, so no one else can answer a request, push a notification or
 // answer a question (`wave/session/approveServers`, `wave/session/confirmTool`) in the host's name. The JCEF
 // adapter takes no `message` events at all: its host calls `window.waveReceive` through
-// `executeJavaScript`, and the page's CSP (`frame-src 'none'`) lets no frame in that could reach it.
+// `executeJavaScript`; the only frames the page's CSP lets in are MCP apps in the sidecar's sandbox
+// proxy (another origin, APPS-2), which cannot call a function of the page.
 
 import {
   HostError,

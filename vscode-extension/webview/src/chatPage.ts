@@ -29,7 +29,8 @@ import {
   type ChatState,
 } from "./chatState";
 import { CompletionMenu } from "./completions";
-import { h } from "./dom";
+import { AppViews } from "./appViews";
+import { h, reconcile } from "./dom";
 import {
   deltaArrived,
   fraction,
@@ -70,6 +71,8 @@ export class ChatPage {
   readonly consent: ConsentCards;
   /** `/` offers the servers' prompts, `@` their resources (PRM-1, PRM-3). */
   private readonly menu: CompletionMenu;
+  /** MCP Apps shown under their tool calls (APPS-2 … APPS-5). */
+  private readonly apps: AppViews;
 
   constructor(
     root: HTMLElement,
@@ -91,6 +94,7 @@ export class ChatPage {
     this.status = h("div", { class: "chat-status muted", id: "chat-status" });
     this.stopButton = h("button", { id: "chat-stop", class: "secondary", hidden: true, onclick: () => void this.stop() }, L("stop")) as HTMLButtonElement;
     this.menu = new CompletionMenu(this.input, bridge, sessionId);
+    this.apps = new AppViews({ bridge, lang, sessionId: () => this.state.sessionId, prefill: (text) => this.prefill(text) });
     this.input.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
@@ -149,7 +153,12 @@ export class ChatPage {
         if (this.state.gap) void this.loadHistory();
       } else if (method === "wave/session/turnEnded") {
         const p = params as SessionTurnEndedParams;
-        if (p.sessionId === this.state.sessionId) this.live = turnOver(this.live, p.turn);
+        if (p.sessionId === this.state.sessionId) {
+          this.live = turnOver(this.live, p.turn);
+          // APPS-3: an app whose call never got its result hears why.
+          const reason = p.error ? t(lang, "turnFailed", { reason: p.error }) : t(lang, "turnStopped");
+          for (const callId of runningCalls(this.state.entries, this.state.running)) this.apps.cancelled(callId, reason);
+        }
         // The sidecar took an open question of that turn as cancelled (Stop): its card closes.
         this.consent.turnEnded(p);
         const note = p.error ? t(lang, "turnFailed", { reason: p.error }) : p.cancelled ? t(lang, "turnStopped") : undefined;
@@ -241,7 +250,7 @@ export class ChatPage {
     const atBottom = this.atBottom();
     const visible = conversation(this.state).filter((e) => isVisible(e.message));
     this.running = runningCalls(this.state.entries, this.state.running);
-    const items: HTMLElement[] = visible.map((e) => this.messageEl(e.message));
+    const items: HTMLElement[] = visible.flatMap((e) => [this.messageEl(e.message), ...this.appEls(e.message)]);
     this.streamingText = new Map();
     for (const [turn, text] of this.live.streaming) {
       if (!this.state.running.has(turn) || text === "") continue;
@@ -258,7 +267,7 @@ export class ChatPage {
     }
     if (items.length === 0) items.push(h("div", { class: "chat-empty muted" }, L("chatEmpty")));
     for (const err of this.state.errors) items.push(h("div", { class: "chat-error error-text" }, err));
-    this.log.replaceChildren(...items);
+    reconcile(this.log, items);
     if (atBottom) this.log.scrollTop = this.log.scrollHeight;
     this.status.textContent = isBusy(this.state) ? L("thinking") : "";
     this.stopButton.hidden = this.state.running.size === 0;
@@ -363,6 +372,18 @@ export class ChatPage {
         ),
       ),
     );
+  }
+
+  /**
+   * APPS-2, APPS-5: the app views of a message's tool calls (the same elements on every render),
+   * and a tool message's full result handed to its app.
+   */
+  private appEls(m: ChatMessage): HTMLElement[] {
+    if (m.role === "tool") {
+      if (m.app && m.toolCallId) this.apps.result(m.toolCallId, m.app.result, m.isError);
+      return [];
+    }
+    return m.toolCalls.flatMap((c) => (c.app ? [this.apps.element(c.id, c.app, c.arguments)] : []));
   }
 
   /** LONG-2: a running call: a bar when the total is known, else its message and a spinner. */

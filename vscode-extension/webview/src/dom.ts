@@ -19,3 +19,21 @@ export function h(tag: string, attrs: Attrs = {}, ...children: (Child | Child[])
   }
   return el;
 }
+
+/**
+ * Makes `parent`'s children exactly `items`, in order, without detaching an item that is already
+ * there in the right order: an element kept across renders (an MCP app's iframe) stays attached,
+ * so it never reloads. New items are inserted, the others removed.
+ */
+export function reconcile(parent: Element, items: readonly Node[]): void {
+  const keep = new Set(items);
+  for (const child of [...parent.childNodes]) if (!keep.has(child)) child.remove();
+  let cursor = parent.firstChild;
+  for (const item of items) {
+    if (item === cursor) {
+      cursor = cursor.nextSibling;
+      continue;
+    }
+    parent.insertBefore(item, cursor);
+  }
+}

@@ -135,6 +135,7 @@ fn to_mcp_tools(
             let hidden_description = inert::strip_hidden_option(&mut description);
             let hidden_schema = inert::strip_hidden_in_schema(&mut input_schema);
             McpTool {
+                ui: crate::apps::ToolUi::from_meta(tool.meta.as_ref().map(|m| &m.0)),
                 server: server.to_string(),
                 full_name,
                 description,
@@ -180,6 +181,7 @@ async fn dial_entry(
             login::Browser::new(shared.tasks.clone(), shared.root.child_token()),
         ),
         timeout,
+        apps: shared.apps.load(std::sync::atomic::Ordering::Relaxed),
         credentials: &shared.credentials_path,
         run_dir: &shared.run_dir,
         tasks: &shared.tasks,

@@ -230,6 +230,7 @@ impl Slot {
                         title: t.title.clone(),
                         annotations: t.annotations.clone(),
                         icons: t.icons.clone(),
+                        ui: t.ui.clone(),
                     })
                     .collect(),
                 Some(connected_at),
@@ -248,6 +249,7 @@ impl Slot {
                         title: t.title.clone(),
                         annotations: t.annotations.clone(),
                         icons: t.icons.clone(),
+                        ui: None,
                     })
                     .collect(),
                 Some(entry.last_connected_at),

@@ -135,6 +135,8 @@ pub struct ToolSummary {
     pub annotations: Option<rmcp::model::ToolAnnotations>,
     /// The tool's icons a page may show (SRV-4).
     pub icons: Vec<crate::icons::Icon>,
+    /// The tool's `_meta.ui`: its app and who may call it (APPS-1).
+    pub ui: Option<crate::apps::ToolUi>,
 }
 
 /// A callable tool of a live connection.
@@ -165,6 +167,9 @@ pub struct McpTool {
     pub hidden_text: bool,
     /// The tool's icons a page may show (SRV-4).
     pub icons: Vec<crate::icons::Icon>,
+    /// The tool's `_meta.ui`: its app (`ui://` resource) and who may call it, the model or
+    /// its app (APPS-1).
+    pub ui: Option<crate::apps::ToolUi>,
 }
 
 /// One server as lists show it. Config values are as written, never expanded (SEC-1).

@@ -72,8 +72,12 @@ impl Session {
                     return;
                 }
                 let mut conversation = self.conversation.lock().await;
-                self.record(&mut conversation, turn, chat_message(message))
-                    .await;
+                self.record(
+                    &mut conversation,
+                    turn,
+                    chat_message(message, &self.manager),
+                )
+                .await;
             }
             TurnEvent::Delta(text) => {
                 // Under the conversation's lock: the index is the one the message gets next.

@@ -129,7 +129,8 @@ object PageHtml {
             "img-src data: https:",
             "font-src data:",
             "connect-src 'none'",
-            "frame-src 'none'",
+            // MCP apps (APPS-2) run in the sidecar's sandbox proxy on a loopback origin of its own.
+            "frame-src http://127.0.0.1:*",
             "form-action 'none'",
             "base-uri 'none'",
         ).joinToString("; ")

@@ -39,6 +39,10 @@ object Methods {
     const val REGISTRY_SEARCH = "wave/registry/search"
     const val REGISTRY_GET = "wave/registry/get"
     const val REGISTRY_ADD = "wave/registry/add"
+    const val APP_RESOURCE = "wave/app/resource"
+    const val APP_CLOSED = "wave/app/closed"
+    const val APP_CALL_TOOL = "wave/app/callTool"
+    const val APP_READ_RESOURCE = "wave/app/readResource"
     const val HOST_OPEN_FILE = "host/openFile"
     const val HOST_CLOSE_SETTINGS = "host/closeSettings"
     const val HOST_OPEN_SETTINGS = "host/openSettings"
@@ -51,7 +55,7 @@ object Methods {
     const val HOST_OPEN_EXTERNAL = "host/openExternal"
 
     /** Page requests the hosts forward to the sidecar unchanged. */
-    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, MCP_COMPLETE, MCP_LOGS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL, MCP_APPROVE, MCP_REVOKE, REGISTRY_SEARCH, REGISTRY_GET, REGISTRY_ADD)
+    val FORWARDED_REQUESTS: Set<String> = setOf(MCP_SERVERS, MCP_CONNECT, MCP_DISCONNECT, MCP_DELETE, MCP_SET_TOOL_ENABLED, MCP_LOGIN, MCP_LOGOUT, MCP_CONFIG_PATHS, MCP_PROMPTS, MCP_RESOURCES, MCP_COMPLETE, MCP_LOGS, SESSION_SEND, SESSION_HISTORY, SESSION_CANCEL, MCP_APPROVE, MCP_REVOKE, REGISTRY_SEARCH, REGISTRY_GET, REGISTRY_ADD, APP_RESOURCE, APP_CLOSED, APP_CALL_TOOL, APP_READ_RESOURCE)
 
     /** Sidecar notifications the hosts push to their pages unchanged. */
     val FORWARDED_NOTIFICATIONS: Set<String> = setOf(MCP_LOG_APPENDED, MCP_SERVERS_CHANGED, SESSION_MESSAGE, SESSION_TURN_ENDED, SESSION_DELTA, SESSION_PROGRESS, SESSION_ELICITATION_COMPLETE)

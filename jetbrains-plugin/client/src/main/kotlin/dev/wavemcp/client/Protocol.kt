@@ -7,6 +7,8 @@
 
 package dev.wavemcp.client
 
+import com.google.gson.JsonElement
+import com.google.gson.JsonNull
 import com.google.gson.JsonObject
 import com.google.gson.annotations.SerializedName
 
@@ -54,7 +56,12 @@ data class McpToolView(
     val annotations: ToolAnnotationsView? = null,
     /** Icons a page may show (SRV-4). */
     val icons: List<IconView> = emptyList(),
+    /** The tool's MCP Apps metadata (`_meta.ui`, APPS-1). */
+    val ui: ToolUiView? = null,
 )
+
+/** A tool's `_meta.ui`: its app (`ui://`) and who may call it (APPS-1). */
+data class ToolUiView(val resourceUri: String? = null, val visibility: List<String>? = null)
 
 /** An icon a page may show: `https:` or a `data:` PNG, JPEG, GIF or WebP image (SRV-4). */
 data class IconView(
@@ -165,6 +172,8 @@ data class InitializationOptions(
     val model: ModelOptions? = null,
     /** False when the IDE does not trust the project (TRUST-9). */
     val workspaceTrusted: Boolean? = null,
+    /** The client shows MCP Apps in its chat page (APPS-1): the JCEF page does. */
+    val apps: Boolean? = null,
 )
 
 data class SessionParams(val sessionId: String? = null)
@@ -317,7 +326,25 @@ enum class ChatRole {
     @SerializedName("tool") TOOL,
 }
 
-data class ChatToolCall(val id: String = "", val name: String = "", val arguments: String = "")
+data class ChatToolCall(
+    val id: String = "",
+    val name: String = "",
+    val arguments: String = "",
+    /** The called tool has an app, shown under the call (APPS-2). */
+    val app: ChatAppRef? = null,
+)
+
+/** The app of a tool call (MCP Apps). */
+data class ChatAppRef(val server: String = "", val tool: String = "", val resourceUri: String = "")
+
+/** A tool call's full result when its tool has an app (APPS-5). */
+data class ChatAppResult(
+    val server: String = "",
+    val tool: String = "",
+    val resourceUri: String = "",
+    /** The MCP `CallToolResult` as the server sent it. */
+    val result: JsonElement = JsonNull.INSTANCE,
+)
 
 data class ChatMessage(
     val role: ChatRole? = null,
@@ -326,7 +353,53 @@ data class ChatMessage(
     val toolName: String? = null,
     val isError: Boolean = false,
     val isMeta: Boolean = false,
+    /** For `tool`: the call it answers. */
+    val toolCallId: String? = null,
+    /** For `tool`, when the tool has an app: its full result (APPS-5). */
+    val app: ChatAppResult? = null,
 )
+
+/** Params of `wave/app/resource` and `wave/app/readResource` (MCP Apps). */
+data class AppResourceParams(val sessionId: String = "", val server: String = "", val uri: String = "")
+
+/** The domains an app's resource declares (`_meta.ui.csp`). */
+data class UiCspView(
+    val connectDomains: List<String>? = null,
+    val resourceDomains: List<String>? = null,
+    val frameDomains: List<String>? = null,
+    val baseUriDomains: List<String>? = null,
+)
+
+/** Result of `wave/app/resource`: the app's HTML, its `_meta.ui`, the sandbox URL to frame (APPS-1, APPS-2). */
+data class AppResourceResult(
+    val uri: String = "",
+    val html: String = "",
+    val mimeType: String = "",
+    val csp: UiCspView? = null,
+    val permissions: JsonObject? = null,
+    val domain: String? = null,
+    val prefersBorder: Boolean? = null,
+    val sandboxUrl: String = "",
+)
+
+data class AppClosedParams(val url: String = "")
+
+data class AppClosedResult(val forgotten: Boolean = false)
+
+/** Params of `wave/app/callTool`: an app's `tools/call` (APPS-4). */
+data class AppCallToolParams(
+    val sessionId: String = "",
+    val server: String = "",
+    val name: String = "",
+    val arguments: JsonObject? = null,
+    val toolCallId: String? = null,
+)
+
+/** Result of `wave/app/callTool`: the MCP `CallToolResult` (any JSON object; the page reads it). */
+class AppCallToolResult
+
+/** Result of `wave/app/readResource`: the MCP `ReadResourceResult` (any JSON object). */
+class AppReadResourceResult
 
 data class SessionMessageParams(val sessionId: String = "", val turn: Long = 0, val index: Long = 0, val message: ChatMessage = ChatMessage())
 
@@ -389,6 +462,10 @@ enum class ErrorKind {
     @SerializedName("untrusted") UNTRUSTED,
     /** The MCP Registry failed, or the server offers nothing wave-mcp installs (USE-3). */
     @SerializedName("registry") REGISTRY,
+    /** The server has no such app, or the client cannot show apps (APPS-1). */
+    @SerializedName("noApp") NO_APP,
+    /** An app asked for another server's tool, one not visible to apps, or a declined call (APPS-4). */
+    @SerializedName("appRefused") APP_REFUSED,
 }
 
 data class ErrorData(val kind: ErrorKind? = null, val path: String? = null)
@@ -431,6 +508,8 @@ data class RegistryInputView(
     val placeholder: String? = null,
     val required: Boolean = false,
     val secret: Boolean = false,
+    /** An argument the server takes more than once (`isRepeated`): the entry has one value. */
+    val repeated: Boolean = false,
     val description: String? = null,
     val default: String? = null,
 )

@@ -234,6 +234,8 @@ class WaveSidecar private constructor(
             workdir = options.workdir.toString(),
             model = options.model,
             workspaceTrusted = options.workspaceTrusted,
+            // APPS-1: the shared chat page shows MCP Apps (JCEF).
+            apps = true,
         )
         params.add("initializationOptions", WIRE_GSON.toJsonTree(init))
         initializeResult = await("initialize", connection.request("initialize", params)).asJsonObject

@@ -40,7 +40,8 @@ class JcefPage(project: Project, private val kind: PageKind, parent: Disposable)
         // TRUST-8: every query is validated before anything is relayed: the envelope here (bounded
         // size, integer id, string query), the query in PageBridge.handle (known method, object
         // params, size limit). Only the main frame gets the query function (onLoadEnd below), and
-        // the page's CSP (`frame-src 'none'`) admits no frame that could reach it.
+        // the page's CSP admits only the sidecar's MCP app sandbox (a loopback origin of its own, whose app
+        // runs with an opaque origin), and no frame can reach a cross-origin page's functions.
         query.addHandler { request ->
             val envelope = runCatching { JcefScripts.parseEnvelope(request) }.getOrNull()
                 ?: return@addHandler JBCefJSQuery.Response(null, 1, "malformed query")

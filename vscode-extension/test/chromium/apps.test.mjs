@@ -1,0 +1,145 @@
+// MCP Apps in the chat page (APPS-2, APPS-3) against the REAL sidecar and the official example
+// server `@modelcontextprotocol/server-basic-vanillajs` (from $WAVE_PEERS_DIR/apps, filled by
+// scripts/install-peers.sh): a turn calls its UI tool `get-time`; the app appears under the
+// call, framed from the sidecar's sandbox origin (not the page's), and shows the tool's result
+// inside the nested iframe.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+import { closeAll, makeSandbox, openChatPage, outputDir, startFakeModel, startSidecar, until, useBrowser, writeProject } from "./support.mjs";
+
+const peers = process.env.WAVE_PEERS_DIR ?? path.join(os.homedir(), ".cache", "wave-mcp-peers");
+const basicServer = path.join(peers, "apps", "node_modules", ".bin", "mcp-server-basic-vanillajs");
+
+const ui = useBrowser();
+
+describe("MCP Apps in the chat page (official example server)", { skip: !fs.existsSync(basicServer) && `no ${basicServer} (scripts/install-peers.sh)` }, () => {
+  test("APPS-2, APPS-3: a turn calling get-time shows the basic app under the call, on the sandbox origin, with the tool's result", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    writeProject(sandbox, { basic: { command: basicServer, args: ["--stdio"] } });
+    fs.writeFileSync(path.join(sandbox.home, ".wave", "settings.json"), JSON.stringify({ permissions: { defaultMode: "allow" } }));
+    const model = await startFakeModel((request, n) => {
+      if (n > 1) return { say: "the time is shown above" };
+      const tool = (request.tools ?? []).map((t) => t.function.name).find((name) => name.endsWith("get-time"));
+      return tool ? { call: tool, arguments: {} } : { say: "no get-time tool was offered" };
+    });
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" }, init: { apps: true } });
+    const { context, page, errors, relay } = await openChatPage(ui, sidecar, { width: 900, height: 900 });
+    const consoleLines = [];
+    page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+    try {
+      await page.locator("#chat-input").fill("what time is it?");
+      await page.locator("#chat-send").click();
+      const view = page.locator(".app-view[data-server=basic]");
+      await view.waitFor({ timeout: 60_000 });
+      assert.equal(await view.getAttribute("data-resource"), "ui://get-time/mcp-app.html");
+      const frame = view.locator("iframe.app-frame");
+      await until(async () => ((await frame.getAttribute("src")) ?? "").startsWith("http://127.0.0.1:"), "the proxy page is framed", 60_000);
+      const src = new URL(await frame.getAttribute("src"));
+      assert.notEqual(src.origin, new URL(page.url()).origin, "the app's origin is not the page's");
+
+      // The app itself runs in the proxy's inner iframe; its #server-time shows the result.
+      let shown = "";
+      await until(
+        async () => {
+          for (const f of page.frames()) {
+            const text = await f.locator("#server-time").textContent({ timeout: 200 }).catch(() => null);
+            if (text) shown = text;
+          }
+          return shown !== "" && shown !== "Loading...";
+        },
+        "the app shows the server's time",
+        60_000,
+      );
+      const toolMessage = relay.pushes.find((p) => p.method === "wave/session/message" && p.params.message.role === "tool");
+      assert.ok(toolMessage?.params.message.app?.result, "the tool message carries the full result (APPS-5)");
+      const appFrame = page.frames().find((f) => f.parentFrame()?.url().startsWith(src.origin));
+      assert.ok(appFrame, "the app runs inside the proxy page's iframe");
+      await page.screenshot({ path: path.join(outputDir, "40-app-basic-get-time.png"), fullPage: true });
+      assert.ok(
+        relay.sidecarLog.some((e) => e.method === "wave/app/resource" && e.result?.sandboxUrl),
+        "the page asked the sidecar for the app",
+      );
+      assert.deepEqual(errors, [], "no script errors in the page");
+      console.log(`app shows: ${shown}`);
+    } catch (e) {
+      await page.screenshot({ path: path.join(outputDir, "40-app-basic-get-time-failed.png"), fullPage: true }).catch(() => undefined);
+      console.log(`frames: ${page.frames().map((f) => f.url()).join(" | ")}`);
+      console.log(`console:\n${consoleLines.join("\n")}`);
+      console.log(`app requests: ${JSON.stringify(relay.sidecarLog.filter((e) => e.method.startsWith("wave/app/")).map((e) => [e.method, e.error ?? Object.keys(e.result ?? {})]))}`);
+      throw e;
+    } finally {
+      await closeAll(context, sidecar, sandbox);
+      await model.close();
+    }
+  });
+  test("APPS-4, TRUST-5: the app's own tools/call asks like the model's: declined, it is refused; allowed once, the app shows the new time", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    writeProject(sandbox, { basic: { command: basicServer, args: ["--stdio"] } });
+    // No settings: `defaultMode` is `ask`, for the model's calls and the app's alike.
+    const model = await startFakeModel((request, n) => {
+      if (n > 1) return { say: "done" };
+      const tool = (request.tools ?? []).map((t) => t.function.name).find((name) => name.endsWith("get-time"));
+      return tool ? { call: tool, arguments: {} } : { say: "no get-time tool was offered" };
+    });
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" }, init: { apps: true } });
+    const { context, page, errors, relay } = await openChatPage(ui, sidecar, { width: 900, height: 1000 });
+    const appTime = async () => {
+      for (const f of page.frames()) {
+        const text = await f.locator("#server-time").textContent({ timeout: 200 }).catch(() => null);
+        if (text && text !== "Loading...") return text;
+      }
+      return "";
+    };
+    const appFrame = () => page.frames().find((f) => f.url() === "about:srcdoc");
+    try {
+      await page.locator("#chat-input").fill("what time is it?");
+      await page.locator("#chat-send").click();
+      // The model's call asks first.
+      const modelCard = page.locator('.consent-confirm[data-tool="mcp__basic__get-time"]');
+      await modelCard.waitFor({ timeout: 60_000 });
+      const callId = await modelCard.getAttribute("data-tool-call");
+      await modelCard.locator('button[data-decision="once"]').click();
+      let first = "";
+      await until(async () => (first = await appTime()) !== "", "the app shows the model's result", 60_000);
+
+      // The app's own call of the same tool asks too (the same funnel), naming the model's call.
+      await appFrame().locator("#get-time-btn").click();
+      const appCard = page.locator('.consent-confirm[data-tool="mcp__basic__get-time"]');
+      await appCard.waitFor({ timeout: 30_000 });
+      assert.equal(await appCard.getAttribute("data-tool-call"), callId);
+      await page.screenshot({ path: path.join(outputDir, "41-app-call-asks.png"), fullPage: true });
+      await appCard.locator('button[data-decision="deny"]').click();
+      await until(
+        async () => relay.sidecarLog.some((e) => e.method === "wave/app/callTool" && e.error),
+        "the declined app call is refused",
+        30_000,
+      );
+      const refused = relay.sidecarLog.find((e) => e.method === "wave/app/callTool" && e.error);
+      assert.equal(refused.error.data?.kind, "appRefused");
+      assert.match(refused.error.message, /declined/);
+      // The app got an error, never a new time: the server was not called.
+      await until(async () => (await appTime()) === "[ERROR]", "the app shows the refusal", 30_000);
+      await page.screenshot({ path: path.join(outputDir, "42-app-call-declined.png"), fullPage: true });
+
+      // Allowed once: the server is called and the app shows its answer.
+      await appFrame().locator("#get-time-btn").click();
+      await appCard.waitFor({ timeout: 30_000 });
+      await appCard.locator('button[data-decision="once"]').click();
+      await until(
+        async () => relay.sidecarLog.some((e) => e.method === "wave/app/callTool" && e.result),
+        "the allowed app call answers",
+        30_000,
+      );
+      await until(async () => /^\d{4}-/.test(await appTime()) && (await appTime()) !== first, "the app shows the new time", 30_000);
+      await page.screenshot({ path: path.join(outputDir, "43-app-call-allowed.png"), fullPage: true });
+      assert.deepEqual(errors, [], "no script errors in the page");
+    } finally {
+      await closeAll(context, sidecar, sandbox);
+      await model.close();
+    }
+  });
+});
