@@ -195,8 +195,7 @@ struct Query {
 fn queries() -> Result<Vec<Query>> {
     let mut out = Vec::new();
     for name in ["tool_queries.json", "tool_queries_held2.json"] {
-        let file: Value =
-            serde_json::from_str(&std::fs::read_to_string(fixtures().join(name))?)?;
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join(name))?)?;
         for q in file["queries"].as_array().context("queries")? {
             out.push(Query {
                 query: q["query"].as_str().context("query")?.to_string(),

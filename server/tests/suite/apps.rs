@@ -149,20 +149,8 @@ async fn apps_1_extension_declared_only_for_app_clients_and_app_only_tools_never
         let snapshot = sidecar
             .ok("wave/mcp/servers", json!({ "sessionId": "default" }))
             .await;
-        let tools = row(&snapshot, "a")["tools"].as_array().unwrap().clone();
-        let ui_of = |name: &str| {
-            tools
-                .iter()
-                .find(|t| t["name"] == name)
-                .map(|t| t["ui"].clone())
-                .unwrap_or_default()
-        };
-        assert_eq!(
-            ui_of("app_clock"),
-            json!({ "resourceUri": "ui://test/clock.html" })
-        );
-        assert_eq!(ui_of("app_write"), json!({ "visibility": ["app"] }));
-        assert_eq!(ui_of("echo"), Value::Null);
+        let tools = row(&snapshot, "a")["tools"].clone();
+        assert_app_tools_ui(&tools);
         sidecar.stop().await;
         assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
     }
@@ -445,9 +433,23 @@ fn apps_1_tools_json_shows_ui_and_the_cli_declares_no_apps() {
     let output = cli(&sandbox, &["tools", "a", "--json"], &[]);
     assert!(output.status.success(), "{}", text(&output));
     let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let tools = listed["tools"].as_array().unwrap();
+    assert_app_tools_ui(&listed["tools"]);
+    let called = cli(&sandbox, &["call", "a", "app_clock", "{}"], &[]);
+    assert!(
+        text(&called).contains("ui extension not declared"),
+        "{}",
+        text(&called)
+    );
+    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
+}
+
+/// The test server's app tools as a tool list shows them (`ui` of each): the app's tool names its
+/// `ui://` resource, the app-only and model-only tools their visibility, a plain tool nothing.
+fn assert_app_tools_ui(tools: &Value) {
     let ui_of = |name: &str| {
         tools
+            .as_array()
+            .unwrap()
             .iter()
             .find(|t| t["name"] == name)
             .map(|t| t["ui"].clone())
@@ -460,11 +462,4 @@ fn apps_1_tools_json_shows_ui_and_the_cli_declares_no_apps() {
     assert_eq!(ui_of("app_write"), json!({ "visibility": ["app"] }));
     assert_eq!(ui_of("model_only"), json!({ "visibility": ["model"] }));
     assert_eq!(ui_of("echo"), Value::Null);
-    let called = cli(&sandbox, &["call", "a", "app_clock", "{}"], &[]);
-    assert!(
-        text(&called).contains("ui extension not declared"),
-        "{}",
-        text(&called)
-    );
-    assert_eq!(sandbox.live_processes(), Vec::<u32>::new());
 }

@@ -60,38 +60,7 @@ async fn srv_5_a_fastmcp_task_shows_its_status_and_stop_cancels_it_on_the_server
     let Some(python) = tasks_python() else { return };
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "pt": tasks_server(&sandbox, &python) }));
-    let model = FakeModel::start(vec![
-        call("mcp__pt__wait_forever", json!({})),
-        say("never asked"),
-    ])
-    .await;
-    sandbox.allow_tool_calls();
-    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
-    let turn = sidecar.send_text("wait").await;
-    let status = sidecar
-        .wait_notification(0, PROGRESS, |p| p["message"] == "waiting")
-        .await;
-    assert_eq!(status["turn"], turn);
-    assert!(status.get("total").is_none_or(Value::is_null), "{status:#}");
-    assert!(!marker(&sandbox).exists());
-    let stopped = sidecar
-        .ok("wave/session/cancel", json!({ "sessionId": "default" }))
-        .await;
-    assert_eq!(stopped["cancelled"], true);
-    let ended = sidecar
-        .wait_notification(0, ENDED, |p| p["turn"] == turn)
-        .await;
-    assert_eq!(ended["cancelled"], true, "{ended:#}");
-    assert!(
-        eventually(Duration::from_secs(60), || marker(&sandbox).exists()).await,
-        "the server never cancelled the task"
-    );
-    sidecar.stop().await;
-    assert!(
-        eventually(Duration::from_secs(10), || marked_processes(&sandbox)
-            .is_empty())
-        .await
-    );
+    stop_cancels_the_task_on_the_server(&sandbox, "mcp__pt__wait_forever").await;
 }
 
 // ---- the 2025-11-25 revision: the `tasks` capability ------------------------------------------
@@ -140,6 +109,36 @@ fn progress_sink() -> (Arc<Mutex<Vec<String>>>, CallHooks) {
         cancel: None,
     };
     (seen, hooks)
+}
+
+/// A turn whose model calls `tool`, a task that never ends: its "waiting" status reaches the
+/// chat as progress (no total), Stop ends the turn, the server gets the task's cancel (its marker
+/// file appears), and no process is left.
+async fn stop_cancels_the_task_on_the_server(sandbox: &Sandbox, tool: &str) {
+    let model = FakeModel::start(vec![call(tool, json!({})), say("never asked")]).await;
+    sandbox.allow_tool_calls();
+    let sidecar = Sidecar::with_model(sandbox, &model.base_url, |_| {}).await;
+    let turn = sidecar.send_text("wait").await;
+    let status = sidecar
+        .wait_notification(0, PROGRESS, |p| p["message"] == "waiting")
+        .await;
+    assert_eq!(status["turn"], turn);
+    assert!(status.get("total").is_none_or(Value::is_null), "{status:#}");
+    assert!(!marker(sandbox).exists());
+    let stopped = sidecar
+        .ok("wave/session/cancel", json!({ "sessionId": "default" }))
+        .await;
+    assert_eq!(stopped["cancelled"], true);
+    let ended = sidecar
+        .wait_notification(0, ENDED, |p| p["turn"] == turn)
+        .await;
+    assert_eq!(ended["cancelled"], true, "{ended:#}");
+    assert!(
+        eventually(Duration::from_secs(60), || marker(sandbox).exists()).await,
+        "the server never got the task's cancel"
+    );
+    sidecar.stop().await;
+    gone(sandbox).await;
 }
 
 async fn gone(sandbox: &Sandbox) {
@@ -304,28 +303,5 @@ async fn srv_5_stop_sends_tasks_cancel_for_a_2025_11_25_task() {
         return;
     };
     sandbox.write_project(json!({ "tt": entry }));
-    let model = FakeModel::start(vec![call("mcp__tt__stuck", json!({})), say("never asked")]).await;
-    sandbox.allow_tool_calls();
-    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
-    let turn = sidecar.send_text("wait").await;
-    let status = sidecar
-        .wait_notification(0, PROGRESS, |p| p["message"] == "waiting")
-        .await;
-    assert_eq!(status["turn"], turn);
-    assert!(status.get("total").is_none_or(Value::is_null), "{status:#}");
-    assert!(!marker(&sandbox).exists());
-    let stopped = sidecar
-        .ok("wave/session/cancel", json!({ "sessionId": "default" }))
-        .await;
-    assert_eq!(stopped["cancelled"], true);
-    let ended = sidecar
-        .wait_notification(0, ENDED, |p| p["turn"] == turn)
-        .await;
-    assert_eq!(ended["cancelled"], true, "{ended:#}");
-    assert!(
-        eventually(Duration::from_secs(60), || marker(&sandbox).exists()).await,
-        "the server never got tasks/cancel"
-    );
-    sidecar.stop().await;
-    gone(&sandbox).await;
+    stop_cancels_the_task_on_the_server(&sandbox, "mcp__tt__stuck").await;
 }
