@@ -50,11 +50,15 @@ describe("Browse registry against the real sidecar and a local registry", () => 
     await page.locator("button[data-action=browse-registry]").first().click();
     await page.waitForSelector("#registry-browser");
     // Opening lists the registry's servers (the latest version of each).
-    await until(async () => (await resultNames(page)).length === 5, "the first page of servers");
+    await until(async () => (await resultNames(page)).length === 7, "the first page of servers");
     assert.match(await page.locator(".registry-from").textContent(), new RegExp(`From ${registry.base}`));
     assert.equal(
-      await page.locator('li.registry-result[data-name="io.github.domdomegg/time-mcp-nuget"] .registry-install').textContent(),
+      await page.locator('li.registry-result[data-name="io.example/bundle-only"] .registry-install').textContent(),
       "cannot be installed by wave-mcp",
+    );
+    assert.equal(
+      await page.locator('li.registry-result[data-name="io.github.domdomegg/time-mcp-nuget"] .registry-install').textContent(),
+      "NuGet package TimeMcpServer@1.0.8",
     );
 
     // Typing narrows the list without pressing Enter; the search box keeps focus.
@@ -128,14 +132,14 @@ describe("Browse registry against the real sidecar and a local registry", () => 
 
     // A server wave-mcp cannot install says why and offers no Add.
     await page.locator("#registry-query").fill("");
-    await page.locator("#registry-query").pressSequentially("nuget", { delay: 40 });
+    await page.locator("#registry-query").pressSequentially("bundle", { delay: 40 });
     await until(
-      async () => JSON.stringify(await resultNames(page)) === JSON.stringify(["io.github.domdomegg/time-mcp-nuget"]),
-      "the results for nuget",
+      async () => JSON.stringify(await resultNames(page)) === JSON.stringify(["io.example/bundle-only"]),
+      "the results for bundle",
     );
-    await page.locator('li.registry-result[data-name="io.github.domdomegg/time-mcp-nuget"] button').click();
+    await page.locator('li.registry-result[data-name="io.example/bundle-only"] button').click();
     await page.waitForSelector(".registry-unsupported");
-    assert.match(await page.locator(".registry-unsupported").textContent(), /offers only a nuget package/);
+    assert.match(await page.locator(".registry-unsupported").textContent(), /offers only a mcpb package/);
     assert.equal(await page.locator("button[data-add-registry]").count(), 0);
 
     // Closed, the list shows the added servers: the project one approved as added (TRUST-1).
