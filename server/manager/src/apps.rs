@@ -8,7 +8,6 @@ use rmcp::model::{ExtensionCapabilities, JsonObject};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::manager::McpManager;
 
 /// The extension's identifier in `capabilities.extensions`.
 pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
@@ -88,59 +87,57 @@ pub struct AppResource {
     pub prefers_border: Option<bool>,
 }
 
-impl McpManager {
-    /// Reads `server`'s UI resource `uri` (`resources/read` on its live connection): the
-    /// content of that URI whose MIME type is `text/html;profile=mcp-app`, as text or base64
-    /// blob, with its `_meta.ui` (the content's, else the result's).
-    pub async fn read_app(&self, server: &str, uri: &str) -> Result<AppResource, Error> {
-        let failed = |reason: String| Error::Resource {
-            server: server.to_string(),
-            uri: uri.to_string(),
-            reason,
-        };
-        if !uri.starts_with("ui://") {
-            return Err(failed("an app's resource must be a ui:// URI".into()));
+/// The app in `result`, the answer of `server` to `resources/read` of `uri`: the content of that
+/// URI whose MIME type is `text/html;profile=mcp-app`, as text or base64 blob, with its `_meta.ui`
+/// (the content's, else the result's). `McpManager::read_app` asks and hands the answer here.
+pub(crate) fn app_resource(server: &str, uri: &str, result: &Value) -> Result<AppResource, Error> {
+    let failed = |reason: String| resource_error(server, uri, reason);
+    let contents = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(content) = contents.iter().find(|c| {
+        c.get("mimeType").and_then(Value::as_str) == Some(APP_MIME_TYPE)
+            && c.get("uri")
+                .and_then(Value::as_str)
+                .is_none_or(|u| u == uri)
+    }) else {
+        return Err(failed(format!(
+            "it has no content of type {APP_MIME_TYPE} (an app's HTML)"
+        )));
+    };
+    let html = match (content.get("text"), content.get("blob")) {
+        (Some(Value::String(text)), _) => text.clone(),
+        (_, Some(Value::String(blob))) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(blob.trim())
+                .map_err(|e| failed(format!("its blob is not base64: {e}")))?;
+            String::from_utf8(bytes).map_err(|_| failed("its blob is not UTF-8 text".into()))?
         }
-        let result = self.read_resource(server, uri).await?;
-        let result = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
-        let contents = result
-            .get("contents")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let Some(content) = contents.iter().find(|c| {
-            c.get("mimeType").and_then(Value::as_str) == Some(APP_MIME_TYPE)
-                && c.get("uri")
-                    .and_then(Value::as_str)
-                    .is_none_or(|u| u == uri)
-        }) else {
-            return Err(failed(format!(
-                "it has no content of type {APP_MIME_TYPE} (an app's HTML)"
-            )));
-        };
-        let html = match (content.get("text"), content.get("blob")) {
-            (Some(Value::String(text)), _) => text.clone(),
-            (_, Some(Value::String(blob))) => {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(blob.trim())
-                    .map_err(|e| failed(format!("its blob is not base64: {e}")))?;
-                String::from_utf8(bytes).map_err(|_| failed("its blob is not UTF-8 text".into()))?
-            }
-            _ => return Err(failed("it has neither text nor blob".into())),
-        };
-        let empty = Map::new();
-        let ui = ui_meta(content)
-            .or_else(|| ui_meta(&result))
-            .unwrap_or(&empty);
-        Ok(AppResource {
-            uri: uri.to_string(),
-            html,
-            mime_type: APP_MIME_TYPE.to_string(),
-            csp: ui.get("csp").filter(|v| v.is_object()).cloned(),
-            permissions: ui.get("permissions").filter(|v| v.is_object()).cloned(),
-            domain: ui.get("domain").and_then(Value::as_str).map(str::to_string),
-            prefers_border: ui.get("prefersBorder").and_then(Value::as_bool),
-        })
+        _ => return Err(failed("it has neither text nor blob".into())),
+    };
+    let empty = Map::new();
+    let ui = ui_meta(content)
+        .or_else(|| ui_meta(result))
+        .unwrap_or(&empty);
+    Ok(AppResource {
+        uri: uri.to_string(),
+        html,
+        mime_type: APP_MIME_TYPE.to_string(),
+        csp: ui.get("csp").filter(|v| v.is_object()).cloned(),
+        permissions: ui.get("permissions").filter(|v| v.is_object()).cloned(),
+        domain: ui.get("domain").and_then(Value::as_str).map(str::to_string),
+        prefers_border: ui.get("prefersBorder").and_then(Value::as_bool),
+    })
+}
+
+/// An app resource that cannot be read, in words naming the server and the URI.
+pub(crate) fn resource_error(server: &str, uri: &str, reason: String) -> Error {
+    Error::Resource {
+        server: server.to_string(),
+        uri: uri.to_string(),
+        reason,
     }
 }
 

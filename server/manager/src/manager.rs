@@ -29,6 +29,7 @@ use crate::login::{self, UrlOpener};
 use crate::switches;
 use crate::trust::{ServerApproval, TrustStore};
 
+mod app;
 mod approval;
 mod catalog;
 pub use catalog::{Catalog, PromptArgumentSummary, PromptSummary, ResourceSummary};

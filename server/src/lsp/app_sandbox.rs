@@ -65,6 +65,21 @@ struct View {
     allow: String,
 }
 
+/// The sidecar's sandbox origin, started by the first app shown (once per sidecar).
+#[derive(Default)]
+pub struct LazySandbox(tokio::sync::OnceCell<AppSandbox>);
+
+impl LazySandbox {
+    pub async fn get(&self) -> std::io::Result<&AppSandbox> {
+        self.0.get_or_try_init(AppSandbox::start).await
+    }
+
+    /// Forgets a view's URL; `false` when it was never registered (or the sandbox never ran).
+    pub fn forget(&self, url: &str) -> bool {
+        self.0.get().is_some_and(|sandbox| sandbox.forget(url))
+    }
+}
+
 /// The running sandbox server. Dropping it does not stop the server: it lives as long as the
 /// sidecar's runtime.
 #[derive(Clone)]

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tokio::sync::OnceCell;
 use wave_mcp_agent::{AgentError, AppCall};
 use wave_mcp_protocol::{
     AppCallToolParams, AppCallToolResult, AppReadResourceResult, AppResourceParams,
@@ -15,32 +14,9 @@ use wave_mcp_protocol::{
 };
 
 use super::Failure;
-use super::app_sandbox::{AppSandbox, UiCsp, UiPermissions};
+use super::app_sandbox::{LazySandbox, UiCsp, UiPermissions};
 use super::consent::TurnConsent;
 use super::sessions::Session;
-
-/// The sidecar's sandbox origin, started by the first app shown.
-#[derive(Default)]
-pub struct Sandbox(OnceCell<AppSandbox>);
-
-impl Sandbox {
-    pub async fn get(&self) -> Result<&AppSandbox, Failure> {
-        self.0
-            .get_or_try_init(AppSandbox::start)
-            .await
-            .map_err(|e| {
-                Failure::new(
-                    ErrorKind::Io,
-                    format!("cannot start the MCP Apps sandbox server on 127.0.0.1: {e}"),
-                )
-            })
-    }
-
-    /// Forgets a view's URL; `false` when it was never registered (or the sandbox never ran).
-    pub fn forget(&self, url: &str) -> bool {
-        self.0.get().is_some_and(|sandbox| sandbox.forget(url))
-    }
-}
 
 fn no_app(server: &str, uri: &str, why: &str) -> Failure {
     Failure::new(
@@ -79,7 +55,7 @@ impl Session {
     pub async fn app_resource(
         &self,
         params: AppResourceParams,
-        sandbox: &Sandbox,
+        sandbox: &LazySandbox,
     ) -> Result<AppResourceResult, Failure> {
         let AppResourceParams { server, uri, .. } = params;
         self.apps_allowed(&server, &uri)?;
@@ -113,7 +89,13 @@ impl Session {
             .clone()
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
-        let sandbox_url = sandbox.get().await?.register(&server, &csp, &permissions);
+        let sandbox = sandbox.get().await.map_err(|e| {
+            Failure::new(
+                ErrorKind::Io,
+                format!("cannot start the MCP Apps sandbox server on 127.0.0.1: {e}"),
+            )
+        })?;
+        let sandbox_url = sandbox.register(&server, &csp, &permissions);
         Ok(AppResourceResult {
             uri: resource.uri,
             html: resource.html,

@@ -743,7 +743,7 @@ pub struct Registry {
     /// The client shows MCP Apps (`initializationOptions.apps`, APPS-1).
     apps: bool,
     /// The sandbox origin of the apps, started by the first one (APPS-2).
-    pub sandbox: super::apps::Sandbox,
+    pub sandbox: super::app_sandbox::LazySandbox,
     /// The IDE's workspace folders: the roots of sessions working in one of them (SRV-1).
     folders: Mutex<Vec<PathBuf>>,
     inner: Mutex<Inner>,
@@ -775,7 +775,7 @@ impl Registry {
                 model,
                 trusted: trusted.into(),
                 apps,
-                sandbox: super::apps::Sandbox::default(),
+                sandbox: super::app_sandbox::LazySandbox::default(),
                 folders: Mutex::new(folders),
                 inner: Mutex::new(Inner {
                     sessions: BTreeMap::new(),
