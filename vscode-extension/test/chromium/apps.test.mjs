@@ -90,6 +90,10 @@ const examples = [
     args: (sandbox) => ({ url: path.join(sandbox.workdir, "wave-fixture.pdf") }),
     shown: async (page) => (await textInFrames(page, ".text-layer")).includes("Wave PDF fixture"),
     what: "the pdf viewer shows the fixture's page text",
+    // The viewer calls ui/update-model-context without looking at the host's capabilities (we
+    // declare none: this host does not add an app's context to the model) and without awaiting
+    // it, so the refusal is an unhandled rejection in the app's own frame: the app's, not ours.
+    appErrors: /^ProtocolError: the host does not support "ui\/update-model-context"$/,
   },
 ];
 
@@ -255,7 +259,8 @@ describe("MCP Apps in the chat page (official example server)", { skip: !fs.exis
           const appFrame = page.frames().find((f) => f.parentFrame()?.url().startsWith(src.origin));
           assert.ok(appFrame, "the app runs inside the proxy page's iframe");
           await page.screenshot({ path: path.join(outputDir, `${shot}.png`), fullPage: true });
-          assert.deepEqual(errors, [], "no script errors in the page");
+          const ours = errors.filter((e) => !example.appErrors?.test(e));
+          assert.deepEqual(ours, [], "no script errors in the page");
         } catch (e) {
           await page.screenshot({ path: path.join(outputDir, `${shot}-failed.png`), fullPage: true }).catch(() => undefined);
           console.log(`frames: ${page.frames().map((f) => f.url().slice(0, 120)).join(" | ")}`);
