@@ -219,7 +219,10 @@ pub fn content_security_policy(server: &str, csp: &UiCsp) -> String {
     let resources = domains(&csp.resource_domains, "resourceDomains");
     [
         "default-src 'none'".to_string(),
-        with("script-src 'self' 'unsafe-inline' blob: data:", resources.clone()),
+        with(
+            "script-src 'self' 'unsafe-inline' blob: data:",
+            resources.clone(),
+        ),
         with("style-src 'self' 'unsafe-inline'", resources.clone()),
         with("img-src 'self' data:", resources.clone()),
         with("font-src 'self' data:", resources.clone()),
@@ -299,9 +302,11 @@ mod tests {
             },
         );
         assert!(declared.contains("connect-src https://api.example.com;"));
-        assert!(declared.contains(
-            "script-src 'self' 'unsafe-inline' blob: data: https://*.cdn.example.com;"
-        ));
+        assert!(
+            declared.contains(
+                "script-src 'self' 'unsafe-inline' blob: data: https://*.cdn.example.com;"
+            )
+        );
         assert!(!declared.contains("connect-src https://*.cdn"));
         assert!(declared.contains("frame-src 'none'"));
     }
