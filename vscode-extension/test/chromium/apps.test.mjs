@@ -2,7 +2,9 @@
 // server `@modelcontextprotocol/server-basic-vanillajs` (from $WAVE_PEERS_DIR/apps, filled by
 // scripts/install-peers.sh): a turn calls its UI tool `get-time`; the app appears under the
 // call, framed from the sidecar's sandbox origin (not the page's), and shows the tool's result
-// inside the nested iframe.
+// inside the nested iframe. APPS-2 (the four render): the other three official examples,
+// `server-system-monitor`, `server-budget-allocator` and `server-pdf` (a one-page PDF the test
+// writes, offline), each shows its own content in the inner frame (screenshots 44-app-*.png).
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
