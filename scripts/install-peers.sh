@@ -8,8 +8,9 @@
 #     sdk/        npm @modelcontextprotocol/sdk with express: its example servers, among them
 #                 simpleStreamableHttp.js --oauth (an MCP server with its own authorization server);
 #                 tests/peers/ts_tasks.mjs runs on it (2025-11-25 tasks, SRV-5)
-#     apps/       npm @modelcontextprotocol/server-basic-vanillajs: the official MCP Apps example
-#                 server (get-time, ui://get-time/mcp-app.html) of the Chromium apps test (APPS-2)
+#     apps/       npm @modelcontextprotocol/server-basic-vanillajs, server-system-monitor,
+#                 server-budget-allocator and server-pdf: the four official MCP Apps example servers
+#                 of the Chromium and code-server apps tests (APPS-2); offline once installed
 #     sdk2/       npm @modelcontextprotocol/server (TypeScript SDK v2, MCP 2026-07-28): the era
 #                 tests run tests/peers/ts2_server.mjs with it (2026-only, dual-era)
 #     venv/       a Python venv with PyPI `mcp` (2.x) and PyPI `uv` (venv/bin/uv, venv/bin/uvx)
@@ -114,22 +115,31 @@ if [ "$(installed_sdk2 || true)" != "$SDK2_VERSION" ]; then
     fail "the MCP TypeScript SDK v2 is not usable in $SDK2_DIR after npm install"
 fi
 
-# --- npm: the official MCP Apps example server (APPS-2) ---------------------------------------
-APPS_BASIC_VERSION=2.0.3
+# --- npm: the official MCP Apps example servers (APPS-2) -------------------------------------
 APPS_DIR="$PEERS/apps"
-APPS_PKG="$APPS_DIR/node_modules/@modelcontextprotocol/server-basic-vanillajs/package.json"
-installed_apps() {
-  [ -f "$APPS_PKG" ] &&
-    node -e 'process.stdout.write(require(process.argv[1]).version)' "$APPS_PKG" 2>/dev/null
+APPS_PACKAGES=(
+  "server-basic-vanillajs@2.0.3"
+  "server-system-monitor@2.0.3"
+  "server-budget-allocator@2.0.3"
+  "server-pdf@2.0.4"
+)
+installed_app() { # NAME -> its installed version
+  local pkg="$APPS_DIR/node_modules/@modelcontextprotocol/$1/package.json"
+  [ -f "$pkg" ] && node -e 'process.stdout.write(require(process.argv[1]).version)' "$pkg" 2>/dev/null
 }
-if [ "$(installed_apps || true)" != "$APPS_BASIC_VERSION" ]; then
-  echo "installing npm @modelcontextprotocol/server-basic-vanillajs@$APPS_BASIC_VERSION into $APPS_DIR"
+apps_missing=()
+for spec in "${APPS_PACKAGES[@]}"; do
+  [ "$(installed_app "${spec%@*}" || true)" = "${spec#*@}" ] || apps_missing+=("@modelcontextprotocol/$spec")
+done
+if [ "${#apps_missing[@]}" -gt 0 ]; then
+  echo "installing npm ${apps_missing[*]} into $APPS_DIR"
   mkdir -p "$APPS_DIR"
-  npm install --prefix "$APPS_DIR" --no-audit --no-fund --loglevel=error \
-    "@modelcontextprotocol/server-basic-vanillajs@$APPS_BASIC_VERSION" >&2 ||
-    fail "npm install of @modelcontextprotocol/server-basic-vanillajs@$APPS_BASIC_VERSION failed"
-  [ "$(installed_apps || true)" = "$APPS_BASIC_VERSION" ] ||
-    fail "server-basic-vanillajs is not usable in $APPS_DIR after npm install"
+  npm install --prefix "$APPS_DIR" --no-audit --no-fund --loglevel=error "${apps_missing[@]}" >&2 ||
+    fail "npm install of ${apps_missing[*]} failed"
+  for spec in "${APPS_PACKAGES[@]}"; do
+    [ "$(installed_app "${spec%@*}" || true)" = "${spec#*@}" ] ||
+      fail "@modelcontextprotocol/${spec%@*} ${spec#*@} is not usable in $APPS_DIR after npm install"
+  done
 fi
 
 # --- PyPI: mcp and uv in a venv -------------------------------------------------------------
@@ -209,6 +219,7 @@ echo "MCP test peers in $PEERS:"
 echo "  npm  @modelcontextprotocol/server-everything $(installed_everything)  ($NPM_DIR/node_modules/.bin/mcp-server-everything)"
 echo "  npm  @modelcontextprotocol/sdk $(installed_sdk)  ($SDK_DIR)"
 echo "  npm  @modelcontextprotocol/server $(installed_sdk2)  ($SDK2_DIR)"
+echo "  npm  MCP Apps examples: ${APPS_PACKAGES[*]}  ($APPS_DIR)"
 echo "  PyPI mcp $MCP_VERSION, uv $UV_VERSION  ($VENV)"
 echo "  uvx  $TIME_SPEC  (cache $UV_CACHE_DIR)"
 echo "  PyPI fastmcp-tasks $(installed_tasks)  ($TASKS_VENV)"

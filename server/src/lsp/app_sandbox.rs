@@ -199,9 +199,11 @@ async fn proxy_script() -> Response {
 }
 
 /// The policy of one view, after the spec's template: a restrictive default, widened only by
-/// the resource's declared domains, with `object-src 'none'` always. Workers may come from
-/// `blob:`/`data:` (a PDF viewer's), which adds no network reach: a worker's requests stay
-/// under `connect-src`.
+/// the resource's declared domains, with `object-src 'none'` always. Scripts and workers may
+/// also come from `blob:`/`data:` URLs the app builds from its own code (pdf.js in the official
+/// PDF example wraps its worker in a `blob:` that imports a `data:` module, and falls back to
+/// importing that module in the page), fonts from `data:`; none of them adds network reach:
+/// every request stays under `connect-src` and the declared domains.
 pub fn content_security_policy(server: &str, csp: &UiCsp) -> String {
     let domains = |list: &[String], directive: &str| -> String {
         list.iter()
@@ -232,10 +234,13 @@ pub fn content_security_policy(server: &str, csp: &UiCsp) -> String {
     let resources = domains(&csp.resource_domains, "resourceDomains");
     [
         "default-src 'none'".to_string(),
-        with("script-src 'self' 'unsafe-inline'", resources.clone()),
+        with(
+            "script-src 'self' 'unsafe-inline' blob: data:",
+            resources.clone(),
+        ),
         with("style-src 'self' 'unsafe-inline'", resources.clone()),
         with("img-src 'self' data:", resources.clone()),
-        with("font-src 'self'", resources.clone()),
+        with("font-src 'self' data:", resources.clone()),
         with("media-src 'self' data:", resources),
         format!(
             "connect-src {}",
@@ -312,7 +317,11 @@ mod tests {
             },
         );
         assert!(declared.contains("connect-src https://api.example.com;"));
-        assert!(declared.contains("script-src 'self' 'unsafe-inline' https://*.cdn.example.com;"));
+        assert!(
+            declared.contains(
+                "script-src 'self' 'unsafe-inline' blob: data: https://*.cdn.example.com;"
+            )
+        );
         assert!(!declared.contains("connect-src https://*.cdn"));
         assert!(declared.contains("frame-src 'none'"));
     }

@@ -169,6 +169,16 @@ describe("APPS-4: what the app asks goes through the host's calls", () => {
     check("McpUiMessageResult", sent.find((m) => m.id === 5)?.result);
   });
 
+  it("APPS-4: a host that does not add an app's context to the model does not declare updateModelContext and answers it as unknown", async () => {
+    const { bridge, sent, calls } = setup({ updateModelContext: undefined });
+    const init = await initialize(bridge, sent);
+    expect((init?.result as { hostCapabilities: Record<string, unknown> }).hostCapabilities).not.toHaveProperty("updateModelContext");
+    bridge.handle({ jsonrpc: "2.0", id: 6, method: "ui/update-model-context", params: { structuredContent: { month: 3 } } });
+    await settle();
+    expect(sent.find((m) => m.id === 6)).toMatchObject({ error: { code: -32601 } });
+    expect(calls).toEqual([]);
+  });
+
   it("APPS-3: the page's own sandbox messages are never taken from the app side twice", async () => {
     const { bridge, sent } = setup();
     await initialize(bridge, sent);

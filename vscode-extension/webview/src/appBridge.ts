@@ -39,8 +39,11 @@ export interface AppHostCalls {
   openLink(url: string): Promise<void>;
   /** `ui/message`: into the chat's input for the user to send, never silently to the model. */
   message(text: string): Promise<void>;
-  /** `ui/update-model-context`: kept for the next turn. */
-  updateModelContext(params: Record<string, unknown>): Promise<void>;
+  /**
+   * `ui/update-model-context`: kept for the next turn. A host without it does not declare the
+   * capability at `ui/initialize`, and the request is "method not found".
+   */
+  updateModelContext?(params: Record<string, unknown>): Promise<void>;
   /** `notifications/message` from the app: the host's log. */
   log(params: unknown): void;
   /** `ui/notifications/size-changed`. */
@@ -197,7 +200,7 @@ export class AppBridge {
           serverTools: {},
           serverResources: {},
           logging: {},
-          updateModelContext: {},
+          ...(this.o.calls.updateModelContext ? { updateModelContext: {} } : {}),
           message: {},
           sandbox: { csp: this.o.resource.csp ?? {}, permissions: this.o.resource.permissions ?? {} },
         },
@@ -229,6 +232,7 @@ export class AppBridge {
           return answer({});
         }
         case "ui/update-model-context":
+          if (!this.o.calls.updateModelContext) return fail(-32601, `the host does not support "${method}"`);
           await this.o.calls.updateModelContext(p);
           return answer({});
         case "ui/request-display-mode":

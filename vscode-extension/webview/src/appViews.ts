@@ -134,9 +134,8 @@ export class AppViews {
         await this.host.bridge.request("host/openExternal", { url });
       },
       message: async (text) => this.host.prefill(text),
-      updateModelContext: async () => {
-        throw new Error("this host does not add an app's context to the model");
-      },
+      // No `updateModelContext`: this host does not add an app's context to the model, so the
+      // app is not told it does (no such capability at ui/initialize).
       log: () => undefined,
       resize: (_width, height) => {
         if (height !== undefined) view.frame.style.height = `${Math.min(Math.max(height, 40), 2000)}px`;
