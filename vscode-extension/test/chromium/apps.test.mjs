@@ -2,7 +2,9 @@
 // server `@modelcontextprotocol/server-basic-vanillajs` (from $WAVE_PEERS_DIR/apps, filled by
 // scripts/install-peers.sh): a turn calls its UI tool `get-time`; the app appears under the
 // call, framed from the sidecar's sandbox origin (not the page's), and shows the tool's result
-// inside the nested iframe. APPS-2 (the four render): the other three official examples,
+// inside the nested iframe; the chat reopened shows it again from the history without calling
+// the tool (APPS-5); the app's ui/message fills the input, its ui/open-link goes to the host's
+// confirmed opener (APPS-4). APPS-2 (the four render): the other three official examples,
 // `server-system-monitor`, `server-budget-allocator` and `server-pdf` (a one-page PDF the test
 // writes, offline), each shows its own content in the inner frame (screenshots 44-app-*.png).
 
@@ -102,7 +104,7 @@ const examples = [
 const ui = useBrowser();
 
 describe("MCP Apps in the chat page (official example server)", { skip: !fs.existsSync(basicServer) && `no ${basicServer} (scripts/install-peers.sh)` }, () => {
-  test("APPS-2, APPS-3: a turn calling get-time shows the basic app under the call, on the sandbox origin, with the tool's result", async () => {
+  test("APPS-2, APPS-3, APPS-5, APPS-4: a turn calling get-time shows the basic app under the call, on the sandbox origin, with the tool's result; reopened, the chat shows it again without a call; its message goes to the input, its link to the host", async () => {
     const sandbox = makeSandbox({ empty: true });
     writeProject(sandbox, { basic: { command: basicServer, args: ["--stdio"] } });
     fs.writeFileSync(path.join(sandbox.home, ".wave", "settings.json"), JSON.stringify({ permissions: { defaultMode: "allow" } }));
@@ -150,6 +152,48 @@ describe("MCP Apps in the chat page (official example server)", { skip: !fs.exis
       );
       assert.deepEqual(errors, [], "no script errors in the page");
       console.log(`app shows: ${shown}`);
+
+      // APPS-5: the chat reopened (the page loaded again) shows the app again from
+      // wave/session/history, with the same result: the time it shows is the first call's, so
+      // the tool was not called again (get-time answers the current time).
+      const sends = () => relay.sidecarLog.filter((e) => e.method === "wave/app/callTool" || e.method === "wave/session/send").length;
+      const sentBefore = sends();
+      await page.reload();
+      await page.waitForSelector("body[data-ready=true]");
+      await page.locator(".app-view[data-server=basic]").waitFor({ timeout: 60_000 });
+      let again = "";
+      await until(
+        async () => {
+          for (const f of page.frames()) {
+            const text = await f.locator("#server-time").textContent({ timeout: 200 }).catch(() => null);
+            if (text && text !== "Loading...") again = text;
+          }
+          return again !== "";
+        },
+        "the reopened chat shows the app again",
+        60_000,
+      );
+      assert.equal(again, shown, "the reopened app shows the first call's result");
+      assert.equal(sends(), sentBefore, "reopening called nothing");
+      assert.ok(
+        relay.sidecarLog.some((e) => e.method === "wave/session/history"),
+        "the reopened page read the history",
+      );
+      await page.screenshot({ path: path.join(outputDir, "40-app-basic-reopened.png"), fullPage: true });
+
+      // APPS-4: the app's ui/message goes into the chat's input for the user to send, never to
+      // the model on its own; its ui/open-link goes to the host, which opens it only after the
+      // user confirms (host/openExternal, as the answer's links).
+      const app = page.frames().find((f) => f.url() === "about:srcdoc");
+      assert.ok(app, "the app's frame");
+      await app.locator("button", { hasText: "Send Message" }).click();
+      await until(async () => (await page.locator("#chat-input").inputValue()) === "This is message text.", "the app's message in the chat input");
+      assert.equal(sends(), sentBefore, "the app's message was not sent by itself");
+      await app.locator("button", { hasText: "Open Link" }).click();
+      await until(
+        async () => relay.hostLog.some((e) => e.method === "host/openExternal" && e.params?.url === "https://modelcontextprotocol.io/"),
+        "the app's link handed to the host",
+      );
     } catch (e) {
       await page.screenshot({ path: path.join(outputDir, "40-app-basic-get-time-failed.png"), fullPage: true }).catch(() => undefined);
       console.log(`frames: ${page.frames().map((f) => f.url()).join(" | ")}`);
