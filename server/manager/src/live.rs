@@ -160,30 +160,32 @@ pub(crate) async fn call(
         };
         return match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            // SRV-5: the server runs the call as a task.
+            // SRV-5: the server runs the call as a task: the 2026-07-28 extension's
+            // `CreateTaskResult`, or a 2025-11-25 one (rmcp has no type for it).
             Ok(ServerResult::CreateTaskResult(created)) => {
+                let era = crate::tasks::Era::Extension;
                 let follow = crate::tasks::Follow {
                     peer,
                     elicitation,
                     server,
                     tool,
                     timeout,
-                    era: crate::tasks::Era::Extension,
+                    era,
                 };
                 crate::tasks::follow(follow, created.task, hooks).await
             }
-            // SRV-5: a 2025-11-25 `CreateTaskResult` (rmcp has no type for it).
             Ok(ServerResult::CustomResult(custom)) if as_task => {
                 let Some(created) = crate::tasks::legacy_created(&custom.0) else {
                     return Err(failed("unexpected response to tools/call".into()));
                 };
+                let era = crate::tasks::Era::Legacy;
                 let follow = crate::tasks::Follow {
                     peer,
                     elicitation,
                     server,
                     tool,
                     timeout,
-                    era: crate::tasks::Era::Legacy,
+                    era,
                 };
                 crate::tasks::follow(follow, created, hooks).await
             }

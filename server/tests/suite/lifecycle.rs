@@ -395,8 +395,9 @@ fn capture_manager_logs() -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
     buffer.0
 }
 
-/// The captured lines about the server `LATE_EXIT` alone: under `cargo test` the capture is
-/// process-wide, and other tests' servers connect and get lost meanwhile.
+/// USE-6: the captured lines about the server `LATE_EXIT` alone: under `cargo test` the capture
+/// is process-wide, and other tests' servers connect and get lost meanwhile, so this test reads
+/// only its own server's lines and `cargo test --workspace` passes as nextest does.
 fn log_lines(logs: &std::sync::Mutex<Vec<u8>>) -> Vec<String> {
     let ours = format!("server={LATE_EXIT}");
     String::from_utf8_lossy(&logs.lock().unwrap())
@@ -434,7 +435,7 @@ fn kill9(pid: u32) {
 // stderr drain). Meanwhile the user disconnects and connects again; only then does the test end
 // the holder, which releases the old exit. The manager logs that it ignored it, after the new
 // connection's "connected", and the new connection keeps its status, id and tools, with no
-// snapshot published for the late event.
+// snapshot published for the late event. USE-6: it reads only its own server's log lines.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn life_7_late_exit_of_the_old_process_changes_nothing() {
     let logs = capture_manager_logs();
