@@ -20,6 +20,8 @@ One process, all on 127.0.0.1 (port 0 = a free one):
   above turn them on at start), /fault?name=expires-in&value=S, /fault?name=refresh-delay-ms&value=MS
   (holds each refresh so that concurrent ones overlap).
 
+SIGUSR1 prints every thread's Python stack on stderr (a test's diagnosis of a hang).
+
 When everything listens it prints one JSON line on stdout:
 {"pid": ..., "a": "http://127.0.0.1:P/mcp", "b": "http://127.0.0.1:P2/mcp", "as": "http://127.0.0.1:Q"}
 """
@@ -27,10 +29,12 @@ When everything listens it prints one JSON line on stdout:
 import argparse
 import asyncio
 import base64
+import faulthandler
 import hashlib
 import json
 import os
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -395,6 +399,8 @@ def main() -> None:
     faults = {f for f in FAULTS if getattr(args, f.replace("-", "_"))}
     state = State(args.expires_in, faults)
     warnings.simplefilter("ignore")
+    # A test that finds us hung sends SIGUSR1: every thread's stack goes to stderr.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     as_sock, a_sock, b_sock = listen(args.as_port), listen(args.mcp_port), listen(args.mcp_port_b)
     issuer = f"http://127.0.0.1:{as_sock.getsockname()[1]}"

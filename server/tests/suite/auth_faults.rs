@@ -49,6 +49,7 @@ struct OAuthPeer {
     alpha: String,
     beta: String,
     issuer: String,
+    stderr: PathBuf,
 }
 
 impl OAuthPeer {
@@ -79,6 +80,7 @@ impl OAuthPeer {
             alpha: field("a"),
             beta: field("b"),
             issuer: field("as"),
+            stderr: sandbox.path("oauth_server.stderr"),
             child,
         })
     }
@@ -124,6 +126,14 @@ impl OAuthPeer {
 
 impl Drop for OAuthPeer {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A failing test shows where the authorization and resource servers were.
+            let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1);
+            std::thread::sleep(Duration::from_millis(500));
+            let stacks = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+            eprintln!("--- oauth_server.py (stderr, stacks) ---\n{stacks}");
+        }
         self.kill();
     }
 }

@@ -24,7 +24,7 @@ fn run_in(home: &Path, cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> Outp
     for (k, v) in envs {
         command.env(k, v);
     }
-    command.output().expect("run wave-mcp")
+    wave_mcp_testkit::output_within(&mut command, wave_mcp_testkit::COMMAND_LIMIT)
 }
 
 /// Runs `wave-mcp <args> --workdir <sandbox workdir>`.

@@ -189,7 +189,10 @@ pub fn command(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Comman
 }
 
 pub fn cli(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
-    command(sandbox, args, env).output().expect("wave-mcp")
+    wave_mcp_testkit::output_within(
+        &mut command(sandbox, args, env),
+        wave_mcp_testkit::COMMAND_LIMIT,
+    )
 }
 
 pub fn text(output: &Output) -> String {

@@ -297,6 +297,91 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// How long [`output_within`] lets one command-line run take: far above any run's real time
+/// (seconds), well below nextest's limit for the whole test, so a hung run is diagnosed.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(120);
+
+/// Runs `command` to its end with stdout and stderr captured, like `Command::output`, but a run
+/// still going after `limit` is not waited for forever: its threads' backtraces (gdb, where
+/// installed) are taken, it is killed, and the test panics with all of it and what it printed.
+pub fn output_within(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", command.get_program()));
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        let backtraces = backtraces_of(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        let printed = |t: std::thread::JoinHandle<Vec<u8>>| {
+            String::from_utf8_lossy(&t.join().unwrap_or_default()).into_owned()
+        };
+        panic!(
+            "{:?} {:?} still ran after {} s; killed.\n--- its threads ---\n{backtraces}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            command.get_program(),
+            command.get_args().collect::<Vec<_>>(),
+            limit.as_secs(),
+            printed(stdout),
+            printed(stderr),
+        );
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+/// Every thread's backtrace of the process `pid`, by gdb in batch mode; a sentence where gdb is
+/// not installed or cannot attach.
+pub fn backtraces_of(pid: u32) -> String {
+    let attached = Command::new("gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-p",
+            &pid.to_string(),
+            "-ex",
+            "thread apply all bt",
+        ])
+        .stdin(Stdio::null())
+        .output();
+    match attached {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(e) => format!("(no backtraces: gdb: {e})"),
+    }
+}
+
 /// Runs `command` with its stdio piped: writes `input` to its stdin, closes it, and waits (on a
 /// blocking thread) for the process to end; its output.
 pub async fn run_with_input(mut command: Command, input: &[u8]) -> Output {
