@@ -546,6 +546,10 @@ fn dialed(
         .unwrap_or_default();
     let listening = tokio_util::sync::CancellationToken::new();
     let client = service.service();
+    if negotiated != Some(ProtocolVersion::V_2025_11_25) {
+        // Only a 2025-11-25 connection runs tools as tasks of that revision (SRV-5).
+        client.legacy_tasks.stop_reading();
+    }
     if let Some(subscription) = subscription {
         tasks.spawn(
             "subscriptions/listen relay",

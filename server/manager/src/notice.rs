@@ -70,6 +70,14 @@ impl<R> NoticeReader<R> {
     /// Keeps the current line (up to [`LOG_LINE`], or [`TASKS_LINE`] when tasks are read) and,
     /// at its end, logs it if it is a `notifications/message` and reads it for tasks.
     fn collect_lines(&mut self, mut bytes: &[u8]) {
+        if self
+            .legacy_tasks
+            .as_ref()
+            .is_some_and(|legacy| !legacy.is_reading())
+        {
+            // The server runs no 2025-11-25 tasks: its lines are read for logs only.
+            self.legacy_tasks = None;
+        }
         if self.log.is_none() && self.legacy_tasks.is_none() {
             return;
         }

@@ -18,6 +18,7 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,9 +66,18 @@ pub(crate) enum Era {
 /// What a 2025-11-25 server said about tasks that rmcp's types do not keep: whether it runs
 /// `tools/call` as tasks (`capabilities.tasks.requests.tools.call`) and which of its tools may
 /// or must run as one (`execution.taskSupport` `optional` or `required`). Fed with the raw
-/// lines of a stdio server's output (`notice.rs`), in the order it wrote them.
+/// lines of a stdio server's output (`notice.rs`), in the order it wrote them, until the
+/// connection shows it will never run a tool as a 2025-11-25 task: then reading stops, and the
+/// reader keeps no long lines and scans nothing for it ([`Legacy::is_reading`]).
 #[derive(Clone, Default)]
-pub(crate) struct Legacy(Arc<Mutex<LegacyState>>);
+pub(crate) struct Legacy(Arc<LegacyShared>);
+
+#[derive(Default)]
+struct LegacyShared {
+    state: Mutex<LegacyState>,
+    /// Set once the server is known not to run tool calls as 2025-11-25 tasks.
+    done: AtomicBool,
+}
 
 #[derive(Default)]
 struct LegacyState {
@@ -89,11 +99,16 @@ impl Legacy {
         let Some(result) = message.get("result") else {
             return;
         };
-        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if result.get("protocolVersion").is_some() {
-            state.tool_calls = result
-                .pointer("/capabilities/tasks/requests/tools/call")
-                .is_some_and(Value::is_object);
+        let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(version) = result.get("protocolVersion") {
+            state.tool_calls = version == ProtocolVersion::V_2025_11_25.as_str()
+                && result
+                    .pointer("/capabilities/tasks/requests/tools/call")
+                    .is_some_and(Value::is_object);
+            if !state.tool_calls {
+                self.stop_reading();
+                return;
+            }
         }
         let Some(tools) = result.get("tools").and_then(Value::as_array) else {
             return;
@@ -119,8 +134,19 @@ impl Legacy {
         if version != Some(&ProtocolVersion::V_2025_11_25) {
             return false;
         }
-        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
         state.tool_calls && state.tools.contains(tool)
+    }
+
+    /// Whether the server's lines are still worth reading: until it is known not to run tool
+    /// calls as 2025-11-25 tasks (its `initialize` result, or the negotiated revision).
+    pub(crate) fn is_reading(&self) -> bool {
+        !self.0.done.load(Ordering::Relaxed)
+    }
+
+    /// No more lines are read: the server will never run a tool as a 2025-11-25 task.
+    pub(crate) fn stop_reading(&self) {
+        self.0.done.store(true, Ordering::Relaxed);
     }
 }
 
@@ -431,6 +457,32 @@ mod tests {
         // A later listing that no longer marks `a` calls it plainly.
         legacy.read_line(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a"}]}}"#);
         assert!(!legacy.runs_as_task(v2025, "a"));
+    }
+
+    // SRV-5: reading stops once the server shows it runs no 2025-11-25 task tools (no `tasks`
+    // capability for `tools/call`, or another revision), so its stdio is not scanned for them.
+    #[test]
+    fn srv_5_legacy_reading_stops_for_a_server_without_task_tools() {
+        let tasks = br#"{"tasks":{"requests":{"tools":{"call":{}}}}}"#;
+        let initialize = |version: &str, capabilities: &[u8]| {
+            let capabilities = std::str::from_utf8(capabilities).unwrap();
+            format!(
+                r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"{version}","capabilities":{capabilities}}}}}"#
+            )
+        };
+        for (version, capabilities, reading) in [
+            ("2025-11-25", &tasks[..], true),
+            ("2025-11-25", b"{}", false),
+            ("2025-06-18", &tasks[..], false),
+        ] {
+            let legacy = Legacy::default();
+            assert!(legacy.is_reading());
+            legacy.read_line(initialize(version, capabilities).as_bytes());
+            assert_eq!(legacy.is_reading(), reading, "{version} {capabilities:?}");
+            legacy.read_line(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}]}}"#);
+            let v2025 = Some(&ProtocolVersion::V_2025_11_25);
+            assert_eq!(legacy.runs_as_task(v2025, "a"), reading);
+        }
     }
 
     // SRV-5: a 2025-11-25 task (`pollInterval`, `ttl`) becomes rmcp's, and the call asks for one.
