@@ -9,6 +9,7 @@
 //! Runs in the peers group (`scripts/test-all.sh`): it needs the SDK in `$WAVE_PEERS_DIR/venv`.
 //! A missing venv fails every test when `CI` is set and skips it otherwise.
 
+use std::future::Future;
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -66,10 +67,25 @@ impl OAuthPeer {
             .process_group(0)
             .spawn()
             .expect("python");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, ready) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = sender.send(line);
+        });
+        let line = ready
+            .recv_timeout(wave_mcp_testkit::COMMAND_LIMIT)
+            .unwrap_or_else(|_| {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    nix::sys::signal::Signal::SIGUSR1,
+                );
+                std::thread::sleep(Duration::from_millis(500));
+                let stderr = std::fs::read_to_string(sandbox.path("oauth_server.stderr"));
+                let _ = child.kill();
+                panic!("oauth_server.py did not say it listens: {stderr:?}")
+            });
         let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
             let stderr = std::fs::read_to_string(sandbox.path("oauth_server.stderr"));
             panic!("oauth_server.py did not start ({e}): {line:?} {stderr:?}")
@@ -183,10 +199,23 @@ fn age_token(sandbox: &Sandbox, url: &str) {
 
 async fn dial_status(sandbox: &Sandbox, name: &str) -> Status {
     let manager = McpManager::new(sandbox.options(Value::Null));
-    manager.start_turn_dials().expect("dials").settled().await;
+    let dials = manager.start_turn_dials().expect("dials");
+    bounded(&manager, "the dials", dials.settled()).await;
     let status = status(&manager, name);
-    manager.cleanup().await;
+    bounded(&manager, "cleanup", manager.cleanup()).await;
     status
+}
+
+/// Awaits `future`, or fails the test naming `what` and the manager's background tasks still
+/// running, where it hangs.
+async fn bounded<T>(manager: &McpManager, what: &str, future: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(wave_mcp_testkit::COMMAND_LIMIT, future).await {
+        Ok(output) => output,
+        Err(_) => panic!(
+            "{what} did not end; still running: {:?}",
+            manager.running_background_tasks()
+        ),
+    }
 }
 
 /// AUTH-3: after sign-in, later processes (CLI `tools`, `call`, a library dial) use the stored
@@ -407,11 +436,12 @@ async fn auth6_a_token_goes_only_to_its_server_and_never_into_any_output() {
     assert_eq!(peer.stats()["refresh_ok"], 1);
 
     let manager = McpManager::new(sandbox.options(Value::Null));
-    manager.start_turn_dials().expect("dials").settled().await;
+    let dials = manager.start_turn_dials().expect("dials");
+    bounded(&manager, "the dials", dials.settled()).await;
     assert_eq!(status(&manager, "alpha"), Status::Connected);
     assert_eq!(status(&manager, "beta"), Status::Connected);
     outputs.push(format!("{:?}", manager.snapshot()));
-    manager.cleanup().await;
+    bounded(&manager, "cleanup", manager.cleanup()).await;
     for entry in std::fs::read_dir(sandbox.home.join(".wave")).unwrap() {
         let path = entry.unwrap().path();
         if path.is_file() && path != credentials_file(&sandbox) {

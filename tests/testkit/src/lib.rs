@@ -483,12 +483,17 @@ pub fn faults_seed() -> u64 {
 pub fn http_request(base: &str, method: &str, path: &str) -> (u16, String) {
     let host = base.trim_start_matches("http://");
     let mut stream = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect to {host}: {e}"));
+    // A server that never answers fails the test with a reason instead of holding it.
+    stream.set_read_timeout(Some(COMMAND_LIMIT)).unwrap();
+    stream.set_write_timeout(Some(COMMAND_LIMIT)).unwrap();
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(request.as_bytes()).expect("send");
     let mut response = String::new();
-    stream.read_to_string(&mut response).expect("receive");
+    stream
+        .read_to_string(&mut response)
+        .unwrap_or_else(|e| panic!("{method} {base}{path}: no answer: {e}"));
     let status = response
         .split_whitespace()
         .nth(1)
