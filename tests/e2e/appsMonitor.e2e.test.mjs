@@ -97,6 +97,16 @@ describe("The live system monitor in the chat of a real VS Code (code-server), a
     await chat.locator(".msg-assistant", { hasText: "shown above, live" }).waitFor({ timeout: 60_000 });
     const stop = chat.locator("#chat-stop");
     assert.equal(await stop.isVisible(), true, "Stop shows while the app is live");
+    // Live: the monitor polls its server on its own after the turn; each poll stamps its time.
+    const polled = new Set();
+    await until(
+      async () => {
+        for (const text of await textsInFrames("#status-text")) if (/\d+:\d+:\d+/.test(text)) polled.add(text);
+        return polled.size >= 3;
+      },
+      "three polls of the live monitor after the turn",
+      90_000,
+    );
     await view.scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(outputDir, "apps-system-monitor.png") });
 
