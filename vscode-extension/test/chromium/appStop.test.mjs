@@ -8,7 +8,9 @@
 // while the other monitor's keep coming (the other app's polling is the clock: no wall-clock
 // threshold). The chat's Stop tears down the rest. "Start again" brings one back from the stored
 // call (the same result shown, nothing asked of the model); the reopened chat shows both
-// monitors again from the history (APPS-5). Screenshots 46-app-stop-*.png.
+// monitors again from the history (APPS-5). And Stop while the turn runs (the call waits for
+// its consent card) cancels the turn and tears down the app shown from the call's start.
+// Screenshots 46-app-stop-*.png.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -149,6 +151,43 @@ describe("Stop tears MCP Apps down (official system monitor)", { skip: !fs.exist
       console.log(`console:\n${consoleLines.join("\n")}`);
       console.log(`app requests: ${JSON.stringify(relay.sidecarLog.filter((e) => e.method.startsWith("wave/app/")).map((e) => [e.method, e.params.toolCallId, e.error ?? Object.keys(e.result ?? {})]))}`);
       throw e;
+    } finally {
+      await closeAll(context, sidecar, sandbox);
+      await model.close();
+    }
+  });
+
+  test("APPS-3, LONG-3: Stop while the turn runs (the monitor's call waits for its consent card) cancels the turn and tears down the app shown from the call's start", async () => {
+    const sandbox = makeSandbox({ empty: true });
+    writeProject(sandbox, { sysmon: { command: sysmonBin, args: ["--stdio"] } });
+    // No settings: `defaultMode` is `ask`, so the call waits for the user, and the turn runs.
+    const model = await startFakeModel((request, n) => {
+      if (n > 1) return { say: "stopped" };
+      const tool = (request.tools ?? []).map((t) => t.function.name).find((name) => name === "mcp__sysmon__get-system-info");
+      return tool ? { call: tool, arguments: {} } : { say: "no get-system-info tool was offered" };
+    });
+    const sidecar = await startSidecar(sandbox, { env: { WAVE_BASE_URL: model.baseUrl, WAVE_MODEL: "fake" }, init: { apps: true } });
+    const { context, page, errors, relay } = await openChatPage(ui, sidecar, { width: 900, height: 1000 });
+    try {
+      await page.locator("#chat-input").fill("what is the system's load?");
+      await page.locator("#chat-send").click();
+      await page.locator('.consent-confirm[data-tool="mcp__sysmon__get-system-info"]').waitFor({ timeout: 60_000 });
+      const view = page.locator(".app-view[data-server=sysmon]");
+      await until(async () => (await view.getAttribute("data-state")) === "live", "the app is shown from the call's start", 60_000);
+      const url = await view.locator("iframe.app-frame").getAttribute("src");
+      await page.locator("#chat-stop").click();
+      await until(
+        async () => relay.pushes.some((p) => p.method === "wave/session/turnEnded" && p.params.cancelled),
+        "the turn ends cancelled",
+        30_000,
+      );
+      await until(async () => (await view.getAttribute("data-state")) === "stopped", "the app is stopped", 30_000);
+      assert.equal(await page.locator(".app-view iframe").count(), 0, "no app frame is left");
+      assert.ok(relay.sidecarLog.some((e) => e.method === "wave/app/closed" && e.params.url === url), "the sidecar forgot its sandbox URL");
+      assert.equal(await page.locator(".consent-confirm").count(), 0, "the call's consent card closed with the turn");
+      await until(async () => !(await page.locator("#chat-stop").isVisible()), "Stop hides: nothing runs");
+      await page.screenshot({ path: path.join(outputDir, "46-app-stop-running-turn.png"), fullPage: true });
+      assert.deepEqual(errors, [], "no script errors in the page");
     } finally {
       await closeAll(context, sidecar, sandbox);
       await model.close();
