@@ -185,6 +185,11 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
   const hostLog = [];
   /** Replies and errors of the requests forwarded to the sidecar. */
   const sidecarLog = [];
+  /**
+   * The requests forwarded to the sidecar, as they arrive from the page (before any answer): one
+   * the page sent before a change of its DOM is here when the test sees that change.
+   */
+  const sidecarRequests = [];
   const logins = new Map();
   const failNext = new Map();
   /** Requests to the sidecar held back until released (`holdNext`). */
@@ -232,6 +237,7 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
       hostLog.push({ method, params });
       return JSON.stringify({ result: null });
     }
+    sidecarRequests.push({ method, params });
     let source;
     if (method === "wave/mcp/login") {
       source = new CancellationTokenSource();
@@ -279,6 +285,7 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
     },
     hostLog,
     sidecarLog,
+    sidecarRequests,
     pushes,
     asks,
     /** The next request of `method` fails with this JSON-RPC-like error (a host failure). */

@@ -116,24 +116,27 @@ export class AppBridge {
   }
 
   /**
-   * `ui/resource-teardown` before the view goes; resolves when the app answered, or after
-   * `teardownMs`. A view the app never initialized is simply closed.
+   * `ui/resource-teardown` before the view goes; resolves when the app answered (true: a result
+   * or an error, the app heard it), or after `teardownMs` (false). A view the app never
+   * initialized is simply closed (false). From then on the app is not heard: its `tools/call`s
+   * reach no host call.
    */
-  async teardown(reason: string): Promise<void> {
-    if (this.phase === "closed") return;
+  async teardown(reason: string): Promise<boolean> {
+    if (this.phase === "closed") return false;
     const wasReady = this.phase === "ready";
     this.phase = "closed";
-    if (!wasReady) return;
+    if (!wasReady) return false;
     const id = `host-${this.nextId++}`;
-    const answered = new Promise<void>((resolve) => {
-      this.pending.set(id, () => resolve());
-      setTimeout(resolve, this.o.teardownMs ?? 1000);
+    const answered = new Promise<boolean>((resolve) => {
+      this.pending.set(id, () => resolve(true));
+      setTimeout(() => resolve(false), this.o.teardownMs ?? 1000);
     });
     // The reason is ours to log: the spec's schema (ext-apps 2.0.4) allows no field in params.
     void reason;
     this.o.post({ jsonrpc: "2.0", id, method: "ui/resource-teardown", params: {} });
-    await answered;
+    const heard = await answered;
     this.pending.clear();
+    return heard;
   }
 
   /** One message from the proxy (the caller checked it comes from this view's iframe). */

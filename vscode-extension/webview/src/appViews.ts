@@ -1,14 +1,20 @@
 // MCP Apps in the chat (APPS-2 … APPS-5): one view per tool call whose tool has an app, shown
-// inline under the call from the call's start, with the server's name and a way to collapse it.
-// The app runs in the sidecar's sandbox proxy (an iframe on the sandbox origin, never the
-// page's); this module fetches its HTML (`wave/app/resource`), frames the proxy, and talks to it
-// through an `AppBridge`, taking only messages whose sender is that view's iframe. Each view is
-// one element kept across renders (`ChatPage` reconciles the log, so the iframe is never
-// detached and never reloads). Closing the chat or destroying its session tears views down with
-// `ui/resource-teardown` first.
+// inline under the call from the call's start, with the server's name, a way to collapse it and
+// a Stop of its own. The app runs in the sidecar's sandbox proxy (an iframe on the sandbox
+// origin, never the page's); this module fetches its HTML (`wave/app/resource`), frames the
+// proxy, and talks to it through an `AppBridge`, taking only messages whose sender is that
+// view's iframe. Each view is one element kept across renders (`ChatPage` reconciles the log, so
+// the iframe is never detached and never reloads).
+//
+// Stop (the card's own, or the chat's for every live view) tears a view down: the app gets
+// `ui/resource-teardown` (its answer awaited, bounded), the iframe goes (and with it the app's
+// polling: nothing of it reaches `wave/app/callTool` again), the sidecar forgets its sandbox URL
+// (`wave/app/closed`), and the card stays in the log saying it was stopped, with "Start again":
+// the same resource read again, the stored tool input and result replayed, no new tool call.
 
 import type { ChatAppRef, JsonValue } from "../../src/protocol.generated";
 import { AppBridge, type AppHostCalls, type AppResource } from "./appBridge";
+import { deliver, isLive, replay, storeEnding, type AppEnding, type AppPhase } from "./appState";
 import type { HostBridge } from "./bridge";
 import { h } from "./dom";
 import { t, type Lang } from "./i18n";
@@ -20,14 +26,26 @@ export interface AppViewsHost {
   sessionId: () => string;
   /** `ui/message`: the text goes into the chat's input for the user to send. */
   prefill(text: string): void;
+  /** A view started or stopped (the chat's Stop button may show or hide). */
+  changed(): void;
 }
 
-/** One app view: its element (kept across renders) and its bridge. */
+/** One app view: its card (kept across renders) and, while it runs, its frame and bridge. */
 interface AppView {
+  readonly callId: string;
+  readonly app: ChatAppRef;
+  readonly args: string;
   readonly element: HTMLElement;
-  readonly frame: HTMLIFrameElement;
+  readonly body: HTMLElement;
+  readonly stopButton: HTMLButtonElement;
+  phase: AppPhase;
+  /** How the call ended (kept so the app can be started again with it). */
+  ending?: AppEnding;
+  frame?: HTMLIFrameElement;
   bridge?: AppBridge;
   sandboxUrl?: string;
+  /** Counts the view's starts and stops: an opening that a Stop overtook does nothing. */
+  run: number;
 }
 
 /** The page's theme as the app spec names it, from VS Code's body class (JetBrains sets it too). */
@@ -40,12 +58,15 @@ export function pageTheme(doc: Document): "light" | "dark" {
 
 export class AppViews {
   private readonly views = new Map<string, AppView>();
+  /** Endings of calls whose view is not made yet. */
+  private readonly pendingEndings = new Map<string, AppEnding>();
 
   constructor(private readonly host: AppViewsHost) {
     window.addEventListener("message", (event) => {
       for (const view of this.views.values()) {
         // APPS-2, TRUST-8: a view hears only its own iframe (the proxy), nothing else.
-        if (view.frame.contentWindow !== null && event.source === view.frame.contentWindow) {
+        const source = view.frame?.contentWindow;
+        if (source && event.source === source) {
           view.bridge?.handle(event.data);
           return;
         }
@@ -53,78 +74,156 @@ export class AppViews {
     });
   }
 
-  /** The view of `callId`, made on first sight; the same element afterwards. */
+  private L(k: Parameters<typeof t>[1], v?: Record<string, string | number>): string {
+    return t(this.host.lang, k, v);
+  }
+
+  /** The view of `callId`, made (and started) on first sight; the same element afterwards. */
   element(callId: string, app: ChatAppRef, args: string): HTMLElement {
     const existing = this.views.get(callId);
     if (existing) return existing.element;
-    const L = (k: Parameters<typeof t>[1], v?: Record<string, string | number>) => t(this.host.lang, k, v);
-    const frame = h("iframe", {
-      class: "app-frame",
-      title: L("appFrameTitle", { server: app.server, tool: app.tool }),
-      sandbox: "allow-scripts allow-same-origin allow-forms",
-      referrerpolicy: "no-referrer",
-    }) as HTMLIFrameElement;
-    const status = h("div", { class: "app-status muted" }, L("appLoading"));
-    const body = h("div", { class: "app-body" }, status, frame);
-    const toggle = h("button", { class: "link app-toggle", "aria-expanded": "true" }, L("appCollapse")) as HTMLButtonElement;
+    const body = h("div", { class: "app-body" });
+    const toggle = h("button", { class: "link app-toggle", "aria-expanded": "true" }, this.L("appCollapse")) as HTMLButtonElement;
     toggle.addEventListener("click", () => {
       const open = toggle.getAttribute("aria-expanded") === "true";
       toggle.setAttribute("aria-expanded", open ? "false" : "true");
-      toggle.textContent = open ? L("appExpand") : L("appCollapse");
+      toggle.textContent = open ? this.L("appExpand") : this.L("appCollapse");
       body.hidden = open;
     });
+    const stopButton = h("button", { class: "link app-stop", title: this.L("appStopTitle") }, this.L("appStop")) as HTMLButtonElement;
     const element = h(
       "div",
       { class: "app-view", "data-call": callId, "data-server": app.server, "data-resource": app.resourceUri },
-      h("div", { class: "app-header" }, h("span", { class: "app-server" }, L("appFrom", { server: app.server, tool: app.tool })), toggle),
+      h(
+        "div",
+        { class: "app-header" },
+        h("span", { class: "app-server" }, this.L("appFrom", { server: app.server, tool: app.tool })),
+        h("span", { class: "app-actions" }, stopButton, toggle),
+      ),
       body,
     );
-    const view: AppView = { element, frame };
+    const view: AppView = { callId, app, args, element, body, stopButton, phase: "loading", ending: this.pendingEndings.get(callId), run: 0 };
+    this.pendingEndings.delete(callId);
+    stopButton.addEventListener("click", () => void this.stopView(view, this.L("appStoppedReason")));
     this.views.set(callId, view);
-    void this.open(view, callId, app, args, status);
+    this.start(view);
     return element;
   }
 
   /** The call's full result arrived (live, or from the history): the app gets it. */
   result(callId: string, result: unknown, isError: boolean): void {
-    const bridge = this.views.get(callId)?.bridge;
-    if (!bridge) {
-      this.pendingResults.set(callId, { result, isError });
-      return;
-    }
-    deliver(bridge, result, isError);
+    this.ended(callId, { kind: "result", result, isError });
   }
 
   /** The call ended without a result (Stop, an error before the server answered). */
   cancelled(callId: string, reason: string): void {
-    const bridge = this.views.get(callId)?.bridge;
-    if (bridge) bridge.toolCancelled(reason);
-    else this.pendingResults.set(callId, { cancelled: reason });
+    this.ended(callId, { kind: "cancelled", reason });
+  }
+
+  /** The phases of this chat's views (the chat's Stop shows while one is live). */
+  phases(): AppPhase[] {
+    return [...this.views.values()].map((v) => v.phase);
+  }
+
+  /** APPS-3: the chat's Stop: every live view is torn down; their cards stay, stopped. */
+  async stopAll(reason: string): Promise<void> {
+    await Promise.all([...this.views.values()].map((v) => this.stopView(v, reason)));
   }
 
   /** Every view goes, after `ui/resource-teardown` (the chat closed, its session destroyed). */
   async teardownAll(reason: string): Promise<void> {
     const views = [...this.views.values()];
+    await Promise.all(views.map((v) => this.stopView(v, reason)));
     this.views.clear();
-    await Promise.all(views.map((v) => this.teardown(v, reason)));
   }
 
-  private readonly pendingResults = new Map<string, { result?: unknown; isError?: boolean; cancelled?: string }>();
-
-  private async teardown(view: AppView, reason: string): Promise<void> {
-    await view.bridge?.teardown(reason);
-    view.frame.remove();
-    if (view.sandboxUrl) void this.host.bridge.request("wave/app/closed", { url: view.sandboxUrl }).catch(() => undefined);
+  private ended(callId: string, ending: AppEnding): void {
+    const view = this.views.get(callId);
+    if (!view) {
+      this.pendingEndings.set(callId, storeEnding(this.pendingEndings.get(callId), ending));
+      return;
+    }
+    view.ending = storeEnding(view.ending, ending);
+    // The bridge tells the app only the first ending it gets.
+    if (view.bridge) deliver(view.bridge, ending);
   }
 
-  private async open(view: AppView, callId: string, app: ChatAppRef, args: string, status: HTMLElement): Promise<void> {
+  /** Shows the phase on the card (`data-state`) and tells the page. */
+  private sync(view: AppView): void {
+    view.element.dataset.state = view.phase;
+    view.stopButton.hidden = !isLive(view.phase);
+    this.host.changed();
+  }
+
+  /** A new frame for the view (its first start, or "Start again" after a Stop). */
+  private start(view: AppView): void {
+    const run = ++view.run;
+    const frame = h("iframe", {
+      class: "app-frame",
+      title: this.L("appFrameTitle", { server: view.app.server, tool: view.app.tool }),
+      sandbox: "allow-scripts allow-same-origin allow-forms",
+      referrerpolicy: "no-referrer",
+    }) as HTMLIFrameElement;
+    const status = h("div", { class: "app-status muted" }, this.L("appLoading"));
+    view.frame = frame;
+    view.bridge = undefined;
+    view.sandboxUrl = undefined;
+    view.phase = "loading";
+    delete view.element.dataset.teardown;
+    view.body.replaceChildren(status, frame);
+    this.sync(view);
+    void this.open(view, run, frame, status);
+  }
+
+  /**
+   * Tears one view down: `ui/resource-teardown` (bounded wait), the iframe removed, the sandbox
+   * URL forgotten by the sidecar; the card stays, saying so, with "Start again".
+   */
+  private async stopView(view: AppView, reason: string): Promise<void> {
+    if (!isLive(view.phase)) return;
+    view.run++;
+    view.phase = "stopping";
+    this.sync(view);
+    const { bridge, frame, sandboxUrl } = view;
+    const heard = (await bridge?.teardown(reason)) ?? false;
+    frame?.remove();
+    view.frame = undefined;
+    view.bridge = undefined;
+    view.sandboxUrl = undefined;
+    if (sandboxUrl) await this.closed(sandboxUrl);
+    // Whether the app answered its teardown (a result or an error: it heard it), for tests.
+    view.element.dataset.teardown = heard ? "answered" : "unanswered";
+    const again = h("button", { class: "link app-start" }, this.L("appStartAgain")) as HTMLButtonElement;
+    again.addEventListener("click", () => {
+      if (view.phase === "stopped") this.start(view);
+    });
+    view.body.replaceChildren(h("div", { class: "app-status app-stopped muted" }, this.L("appStopped"), " ", again));
+    view.phase = "stopped";
+    this.sync(view);
+  }
+
+  private async closed(url: string): Promise<void> {
+    await this.host.bridge.request("wave/app/closed", { url }).catch(() => undefined);
+  }
+
+  private async open(view: AppView, run: number, frame: HTMLIFrameElement, status: HTMLElement): Promise<void> {
+    const { callId, app } = view;
     const sessionId = this.host.sessionId();
     let resource: AppResource & { sandboxUrl: string; prefersBorder?: boolean };
     try {
       resource = await this.host.bridge.request("wave/app/resource", { sessionId, server: app.server, uri: app.resourceUri });
     } catch (e) {
-      status.textContent = t(this.host.lang, "appFailed", { reason: e instanceof Error ? e.message : String(e) });
-      view.frame.hidden = true;
+      if (view.run !== run) return;
+      status.textContent = this.L("appFailed", { reason: e instanceof Error ? e.message : String(e) });
+      frame.remove();
+      view.frame = undefined;
+      view.phase = "failed";
+      this.sync(view);
+      return;
+    }
+    // Stopped while its resource was on the way: the sidecar forgets the URL, nothing is framed.
+    if (view.run !== run) {
+      await this.closed(resource.sandboxUrl);
       return;
     }
     const calls: AppHostCalls = {
@@ -138,12 +237,12 @@ export class AppViews {
       // app is not told it does (no such capability at ui/initialize).
       log: () => undefined,
       resize: (_width, height) => {
-        if (height !== undefined) view.frame.style.height = `${Math.min(Math.max(height, 40), 2000)}px`;
+        if (height !== undefined) frame.style.height = `${Math.min(Math.max(height, 40), 2000)}px`;
       },
     };
     view.sandboxUrl = resource.sandboxUrl;
-    view.bridge = new AppBridge({
-      post: (message) => view.frame.contentWindow?.postMessage(message, new URL(resource.sandboxUrl).origin),
+    const bridge = new AppBridge({
+      post: (message) => frame.contentWindow?.postMessage(message, new URL(resource.sandboxUrl).origin),
       resource,
       hostInfo: { name: "wave-mcp", version: "0.1.0" },
       context: {
@@ -159,32 +258,16 @@ export class AppViews {
       },
       calls,
     });
-    if (resource.prefersBorder === false) view.element.classList.add("app-borderless");
+    view.bridge = bridge;
+    view.element.classList.toggle("app-borderless", resource.prefersBorder === false);
     const permissions = allowAttribute(resource.permissions);
-    if (permissions) view.frame.setAttribute("allow", permissions);
-    view.bridge.toolInput(parseArguments(args));
-    const pending = this.pendingResults.get(callId);
-    if (pending) {
-      this.pendingResults.delete(callId);
-      if (pending.cancelled !== undefined) view.bridge.toolCancelled(pending.cancelled);
-      else deliver(view.bridge, pending.result, pending.isError ?? false);
-    }
+    if (permissions) frame.setAttribute("allow", permissions);
+    // The stored call: its input, and its ending once known (a start again replays the same).
+    replay(bridge, view.args, view.ending);
     status.remove();
-    view.frame.src = resource.sandboxUrl;
-  }
-}
-
-function deliver(bridge: AppBridge, result: unknown, isError: boolean): void {
-  const full = typeof result === "object" && result !== null ? (result as Record<string, unknown>) : { content: [] };
-  bridge.toolResult(isError && full.isError === undefined ? { ...full, isError: true } : full);
-}
-
-function parseArguments(args: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(args);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
+    frame.src = resource.sandboxUrl;
+    view.phase = "live";
+    this.sync(view);
   }
 }
 

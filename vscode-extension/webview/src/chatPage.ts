@@ -29,6 +29,7 @@ import {
   type ChatState,
 } from "./chatState";
 import { CompletionMenu } from "./completions";
+import { stopShown } from "./appState";
 import { AppViews } from "./appViews";
 import { h, reconcile } from "./dom";
 import {
@@ -94,7 +95,13 @@ export class ChatPage {
     this.status = h("div", { class: "chat-status muted", id: "chat-status" });
     this.stopButton = h("button", { id: "chat-stop", class: "secondary", hidden: true, onclick: () => void this.stop() }, L("stop")) as HTMLButtonElement;
     this.menu = new CompletionMenu(this.input, bridge, sessionId);
-    this.apps = new AppViews({ bridge, lang, sessionId: () => this.state.sessionId, prefill: (text) => this.prefill(text) });
+    this.apps = new AppViews({
+      bridge,
+      lang,
+      sessionId: () => this.state.sessionId,
+      prefill: (text) => this.prefill(text),
+      changed: () => this.showStop(),
+    });
     this.input.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
@@ -222,15 +229,34 @@ export class ChatPage {
     }
   }
 
-  /** LONG-3: the Stop button. */
+  /**
+   * LONG-3, APPS-3: the Stop button. It cancels the running turn, if one runs (the apps of its
+   * running calls hear `tool-cancelled` first), and tears down every live app view of the chat:
+   * their cards stay in the log, stopped, each with "Start again".
+   */
   private async stop(): Promise<void> {
-    this.setLive(stopRequested(this.live));
-    try {
-      await this.bridge.request("wave/session/cancel", { sessionId: this.state.sessionId });
-    } catch (e) {
-      this.setLive(turnOver(this.live, -1));
-      this.set(sendFailed(this.state, errorText(e)));
+    const reason = t(this.lang, "turnStopped");
+    const turnRunning = this.state.running.size > 0;
+    if (turnRunning) {
+      for (const callId of runningCalls(this.state.entries, this.state.running)) this.apps.cancelled(callId, reason);
+      this.setLive(stopRequested(this.live));
     }
+    const teardown = this.apps.stopAll(reason);
+    if (turnRunning) {
+      try {
+        await this.bridge.request("wave/session/cancel", { sessionId: this.state.sessionId });
+      } catch (e) {
+        this.setLive(turnOver(this.live, -1));
+        this.set(sendFailed(this.state, errorText(e)));
+      }
+    }
+    await teardown;
+  }
+
+  /** The Stop button shows while a turn runs or an app view of the chat is live (APPS-3). */
+  private showStop(): void {
+    this.stopButton.hidden = !stopShown(this.state.running.size, this.apps.phases());
+    this.stopButton.disabled = this.live.stopping;
   }
 
   private setLive(next: LiveState): void {
@@ -270,8 +296,7 @@ export class ChatPage {
     reconcile(this.log, items);
     if (atBottom) this.log.scrollTop = this.log.scrollHeight;
     this.status.textContent = isBusy(this.state) ? L("thinking") : "";
-    this.stopButton.hidden = this.state.running.size === 0;
-    this.stopButton.disabled = this.live.stopping;
+    this.showStop();
   }
 
   /**
