@@ -14,7 +14,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue, StatusCode, header};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
@@ -56,9 +56,9 @@ impl HttpTee {
     }
 
     /// Posts `message` as rmcp's client would and reads its answer. `None` when the answer is
-    /// neither a success with a JSON or SSE body nor a 401 challenge: rmcp's client then sends
-    /// the request once more and makes of the answer what it always does (an `initialize` or
-    /// a `tools/list` that failed changed nothing on the server).
+    /// neither a success with a JSON or SSE body, a JSON-RPC error, nor a 401 challenge: rmcp's
+    /// client then sends the request once more and makes of the answer what it always does (an
+    /// `initialize` or a `tools/list` that failed changed nothing on the server).
     async fn post_reading(
         &self,
         uri: &str,
@@ -109,9 +109,6 @@ impl HttpTee {
             let challenge = AuthRequiredError::new(challenge.to_string());
             return Err(StreamableHttpError::AuthRequired(challenge));
         }
-        if !status.is_success() || matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
-            return Ok(None);
-        }
         let session = response
             .headers()
             .get(HEADER_SESSION_ID)
@@ -123,12 +120,19 @@ impl HttpTee {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split(';').next())
             .map(str::trim)
-            .unwrap_or_default();
-        if media.eq_ignore_ascii_case(EVENT_STREAM_MIME_TYPE) {
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if !status.is_success() {
+            return Ok(rpc_error(response, status, session_id, &media, session, limits).await);
+        }
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(None);
+        }
+        if media == EVENT_STREAM_MIME_TYPE {
             let events = self.read_events(response, limits.max_sse_event_size, false);
             return Ok(Some(StreamableHttpPostResponse::Sse(events, session)));
         }
-        if !media.eq_ignore_ascii_case(JSON_MIME_TYPE) {
+        if media != JSON_MIME_TYPE {
             return Ok(None);
         }
         let body = json_body(response, limits.max_json_response_size).await?;
@@ -212,6 +216,33 @@ impl EventSize {
             }
         }
         true
+    }
+}
+
+/// The JSON-RPC error an error status carries (a refused revision, `-32022`), which is the
+/// answer as in rmcp's client; `None` for any other failure (rmcp's client classifies it): a
+/// challenge-less 401 or 403, a 429, an expired session, a body that is not a JSON-RPC error.
+async fn rpc_error(
+    response: reqwest::Response,
+    status: StatusCode,
+    sent_session: Option<&str>,
+    media: &str,
+    session: Option<String>,
+    limits: StreamableHttpResponseLimits,
+) -> Option<StreamableHttpPostResponse> {
+    let classified = matches!(
+        status,
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS
+    ) || (status == StatusCode::NOT_FOUND && sent_session.is_some());
+    if classified || media != JSON_MIME_TYPE {
+        return None;
+    }
+    let body = json_body(response, limits.max_json_response_size)
+        .await
+        .ok()?;
+    match serde_json::from_slice::<ServerJsonRpcMessage>(&body).ok()? {
+        error @ JsonRpcMessage::Error(_) => Some(StreamableHttpPostResponse::Json(error, session)),
+        _ => None,
     }
 }
 
@@ -382,7 +413,124 @@ impl StreamableHttpClient for HttpTee {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rmcp::model::{ProtocolVersion, ServerResult};
+
     use super::*;
+
+    const TASKS_INIT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}"#;
+
+    /// A server whose every POST to `/mcp` gets `status`, `media` and `body`; its POSTs counted.
+    async fn serve(status: u16, media: &'static str, body: &str) -> (Arc<str>, Arc<AtomicUsize>) {
+        let posts = Arc::new(AtomicUsize::new(0));
+        let (seen, body) = (posts.clone(), body.to_string());
+        let answer = move || {
+            seen.fetch_add(1, Ordering::SeqCst);
+            let status = axum::http::StatusCode::from_u16(status).unwrap();
+            let answer = (
+                status,
+                [(axum::http::header::CONTENT_TYPE, media)],
+                body.clone(),
+            );
+            async move { answer }
+        };
+        let app = axum::Router::new().route("/mcp", axum::routing::post(answer));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (url.into(), posts)
+    }
+
+    fn request(method: &str) -> ClientJsonRpcMessage {
+        let params = match method {
+            "initialize" => serde_json::json!({ "protocolVersion": "2025-11-25",
+                "capabilities": {}, "clientInfo": { "name": "c", "version": "1" } }),
+            _ => serde_json::json!({}),
+        };
+        let message = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": method,
+            "params": params });
+        serde_json::from_value(message).unwrap()
+    }
+
+    async fn post(tee: &HttpTee, url: &Arc<str>, method: &str) -> StreamableHttpPostResponse {
+        let limits = StreamableHttpResponseLimits::default();
+        tee.post_message_with_response_limits(
+            url.clone(),
+            request(method),
+            None,
+            None,
+            HashMap::new(),
+            limits,
+        )
+        .await
+        .unwrap()
+    }
+
+    // SRV-5: a JSON `initialize` answer is read for tasks and handed on to rmcp whole, in one
+    // request; then `tools/list` is read too.
+    #[tokio::test]
+    async fn srv_5_a_json_initialize_answer_is_read_and_handed_on() {
+        let (url, posts) = serve(200, "application/json; charset=utf-8", TASKS_INIT).await;
+        let tee = HttpTee::new(reqwest::Client::new(), Legacy::default());
+        let StreamableHttpPostResponse::Json(JsonRpcMessage::Response(answer), _) =
+            post(&tee, &url, "initialize").await
+        else {
+            panic!("not a JSON response");
+        };
+        assert!(tee.legacy.reads_tools());
+        assert!(tee.reads(&request("tools/list")));
+        let ServerResult::InitializeResult(init) = answer.result else {
+            panic!("not an initialize result");
+        };
+        assert_eq!(init.protocol_version, ProtocolVersion::V_2025_11_25);
+        assert_eq!(posts.load(Ordering::SeqCst), 1);
+    }
+
+    // SRV-5: an SSE answer's events reach rmcp unchanged and are read as they pass.
+    #[tokio::test]
+    async fn srv_5_an_sse_initialize_answer_is_read_as_it_passes() {
+        let body = format!("event: message\nid: 1\ndata: {TASKS_INIT}\n\n");
+        let (url, _) = serve(200, "text/event-stream", &body).await;
+        let tee = HttpTee::new(reqwest::Client::new(), Legacy::default());
+        let StreamableHttpPostResponse::Sse(events, _) = post(&tee, &url, "initialize").await
+        else {
+            panic!("not an SSE response");
+        };
+        let events: Vec<Sse> = events.map(Result::unwrap).collect().await;
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data.as_deref(), Some(TASKS_INIT));
+        assert_eq!(events[0].id.as_deref(), Some("1"));
+        assert!(tee.legacy.reads_tools());
+    }
+
+    // SRV-5: a server on another revision stops the reading: its `tools/list` goes through
+    // rmcp's client untouched.
+    #[tokio::test]
+    async fn srv_5_a_server_without_task_tools_is_read_no_more() {
+        let init = TASKS_INIT.replace("2025-11-25", "2025-06-18");
+        let (url, _) = serve(200, "application/json", &init).await;
+        let tee = HttpTee::new(reqwest::Client::new(), Legacy::default());
+        post(&tee, &url, "initialize").await;
+        assert!(!tee.legacy.is_reading());
+        assert!(!tee.reads(&request("initialize")));
+        assert!(!tee.reads(&request("tools/list")));
+    }
+
+    // SPEC-1, SRV-5: a refusal in an error status (`-32022`) is the answer, sent once.
+    #[tokio::test]
+    async fn srv_5_a_refused_initialize_is_answered_with_its_error_in_one_request() {
+        let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"]}}}"#;
+        let (url, posts) = serve(400, "application/json", refusal).await;
+        let tee = HttpTee::new(reqwest::Client::new(), Legacy::default());
+        let StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _) =
+            post(&tee, &url, "initialize").await
+        else {
+            panic!("not a JSON-RPC error");
+        };
+        assert_eq!(error.error.code.0, -32022);
+        assert_eq!(posts.load(Ordering::SeqCst), 1);
+    }
 
     // SRV-5: an SSE event is bounded on its own, whatever line breaks the server uses; a long
     // stream of small events is not.
