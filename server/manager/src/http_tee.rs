@@ -517,6 +517,61 @@ mod tests {
         assert!(!tee.reads(&request("tools/list")));
     }
 
+    // SRV-5: a `tools/list` read here goes out with what rmcp's client would send: the access
+    // token (`AuthClient` hands it down), the session, the revision header, both media types.
+    #[tokio::test]
+    async fn srv_5_a_request_read_here_carries_the_headers_of_rmcps_client() {
+        let headers = Arc::new(std::sync::Mutex::new(None::<axum::http::HeaderMap>));
+        let seen = headers.clone();
+        let answer = move |got: axum::http::HeaderMap| {
+            *seen.lock().unwrap() = Some(got);
+            let body = r#"{"jsonrpc":"2.0","id":0,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}}"#;
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+            }
+        };
+        let app = axum::Router::new().route("/mcp", axum::routing::post(answer));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url: Arc<str> = format!("http://{}/mcp", listener.local_addr().unwrap()).into();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let legacy = Legacy::default();
+        legacy.read_line(TASKS_INIT.as_bytes());
+        let tee = HttpTee::new(reqwest::Client::new(), legacy.clone());
+        let version = HeaderName::from_static("mcp-protocol-version");
+        let custom = HashMap::from([(version, HeaderValue::from_static("2025-11-25"))]);
+        let sent = tee
+            .post_message_with_response_limits(
+                url,
+                request("tools/list"),
+                Some("s-1".into()),
+                Some("tok".into()),
+                custom,
+                StreamableHttpResponseLimits::default(),
+            )
+            .await
+            .unwrap();
+        assert!(matches!(sent, StreamableHttpPostResponse::Json(..)));
+        assert!(legacy.runs_as_task(Some(&ProtocolVersion::V_2025_11_25), "t"));
+        let got = headers
+            .lock()
+            .unwrap()
+            .take()
+            .expect("the request reached the server");
+        let header = |name: &str| {
+            got.get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+        };
+        assert_eq!(header("authorization"), "Bearer tok");
+        assert_eq!(header("mcp-session-id"), "s-1");
+        assert_eq!(header("mcp-protocol-version"), "2025-11-25");
+        assert_eq!(header("accept"), "text/event-stream, application/json");
+        assert_eq!(header("content-type"), "application/json");
+    }
+
     // SPEC-1, SRV-5: a refusal in an error status (`-32022`) is the answer, sent once.
     #[tokio::test]
     async fn srv_5_a_refused_initialize_is_answered_with_its_error_in_one_request() {
