@@ -266,15 +266,16 @@ impl CredentialStore for FileStore {
     }
 }
 
-/// The HTTP client a dial of `url` uses: with stored credentials, rmcp's [`AuthClient`], which
-/// sends the access token, refreshes it once when it has expired or is rejected (under the
-/// refresh lock) and stores the rotated tokens. `None` when nothing is stored: the dial goes
+/// The HTTP client a dial of `url` uses: with stored credentials, rmcp's [`AuthClient`] around
+/// `http`, which sends the access token, refreshes it once when it has expired or is rejected
+/// (under the refresh lock) and stores the rotated tokens. `None` when nothing is stored: the dial goes
 /// out without a token and a 401 makes the server `needs-auth`. Building it sends nothing.
-pub(crate) async fn authorized_client(
+pub(crate) async fn authorized_client<C>(
     path: &Path,
     url: &str,
     settings: &OAuthSettings,
-) -> Result<Option<AuthClient<reqwest::Client>>, String> {
+    http: C,
+) -> Result<Option<AuthClient<C>>, String> {
     let key = canonical_url(url)?;
     let store = FileStore::new(path, &key);
     let Some(record) = store.record()? else {
@@ -300,7 +301,7 @@ pub(crate) async fn authorized_client(
     manager
         .configure_client(client)
         .map_err(|e| format!("sign-in: {e}"))?;
-    Ok(Some(AuthClient::new(mcp_http(), manager)))
+    Ok(Some(AuthClient::new(http, manager)))
 }
 
 /// The one HTTP client of Streamable HTTP connections, signed in or not (cheap to clone). Set

@@ -26,6 +26,7 @@ use crate::config::Transport;
 use crate::elicitation::ElicitationHook;
 pub(crate) use crate::error::DialError;
 use crate::headers::header_map;
+use crate::http_tee::HttpTee;
 use crate::live::ProgressRoutes;
 use crate::logs::LogSink;
 use crate::notice::NoticeReader;
@@ -48,7 +49,7 @@ pub(crate) struct Client {
     catalog_changed: ToolsChanged,
     /// Where `notifications/progress` of calls in flight go (LONG-2).
     progress: ProgressRoutes,
-    /// Fed from a stdio server's byte stream (SRV-5).
+    /// Fed from a stdio server's byte stream or an HTTP server's answers (SRV-5).
     legacy_tasks: crate::tasks::Legacy,
     elicitation: Option<ElicitationHook>,
     /// What `roots/list` answers (SRV-1).
@@ -421,11 +422,15 @@ async fn dial_once(
             // SPEC-2: a machine-to-machine grant gets its token here, no browser, no stored
             // sign-in.
             machine_grant(&url, oauth.as_ref(), &mut headers).await?;
+            // SRV-5: what a 2025-11-25 server says of its task tools is read on the way.
+            let http = HttpTee::new(auth::mcp_http(), client.legacy_tasks.clone());
             let signed_in = match &oauth {
                 Some(settings) if settings.machine.is_some() => None,
-                Some(settings) => auth::authorized_client(credentials, &url, settings)
-                    .await
-                    .map_err(DialError::StoredSignIn)?,
+                Some(settings) => {
+                    auth::authorized_client(credentials, &url, settings, http.clone())
+                        .await
+                        .map_err(DialError::StoredSignIn)?
+                }
                 None => None,
             };
             let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
@@ -438,8 +443,7 @@ async fn dial_once(
                         finish_dial(client, transport, mode).await
                     }
                     None => {
-                        let transport =
-                            StreamableHttpClientTransport::with_client(auth::mcp_http(), config);
+                        let transport = StreamableHttpClientTransport::with_client(http, config);
                         finish_dial(client, transport, mode).await
                     }
                 }
@@ -464,9 +468,10 @@ async fn dial_once(
             let machine = machine_grant(&url, oauth.as_ref(), &mut headers).await?;
             if !machine
                 && let Some(settings) = &oauth
-                && let Some(signed_in) = auth::authorized_client(credentials, &url, settings)
-                    .await
-                    .map_err(DialError::StoredSignIn)?
+                && let Some(signed_in) =
+                    auth::authorized_client(credentials, &url, settings, auth::mcp_http())
+                        .await
+                        .map_err(DialError::StoredSignIn)?
             {
                 // The legacy transport has no 401-retry of its own: take a valid (refreshed)
                 // token up front.

@@ -13,6 +13,7 @@ mod error;
 mod files;
 mod grant;
 mod headers;
+mod http_tee;
 pub mod icons;
 pub mod inert;
 mod listen;

@@ -13,7 +13,10 @@
 //! rmcp 3.11 models only the 2026-07-28 extension (its 2025-11-25 task types went in 3.0): the
 //! 2025-11-25 requests go out as custom requests built from rmcp's parameter types, and what
 //! its types drop (the server's `tasks.requests.tools.call`, a tool's `execution.taskSupport`,
-//! a task's `pollInterval`) is read from the server's messages as they arrive ([`Legacy`]).
+//! a task's `pollInterval`) is read from the server's messages as they arrive ([`Legacy`]): a
+//! stdio server's lines (`notice.rs`), a Streamable HTTP server's raw answers to `initialize`
+//! and `tools/list` (`http_tee.rs`, the HTTP client under rmcp's transport). The legacy SSE
+//! transport (2024-11-05) never negotiates 2025-11-25, so nothing is read there.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -66,9 +69,11 @@ pub(crate) enum Era {
 /// What a 2025-11-25 server said about tasks that rmcp's types do not keep: whether it runs
 /// `tools/call` as tasks (`capabilities.tasks.requests.tools.call`) and which of its tools may
 /// or must run as one (`execution.taskSupport` `optional` or `required`). Fed with the raw
-/// lines of a stdio server's output (`notice.rs`), in the order it wrote them, until the
-/// connection shows it will never run a tool as a 2025-11-25 task: then reading stops, and the
-/// reader keeps no long lines and scans nothing for it ([`Legacy::is_reading`]).
+/// lines of a stdio server's output (`notice.rs`), in the order it wrote them, or with the raw
+/// answers of a Streamable HTTP server to `initialize` and `tools/list` (`http_tee.rs`), until
+/// the connection shows it will never run a tool as a 2025-11-25 task: then reading stops, and
+/// the reader keeps no long lines and scans nothing for it, or the HTTP requests go through
+/// rmcp's client untouched ([`Legacy::is_reading`]).
 #[derive(Clone, Default)]
 pub(crate) struct Legacy(Arc<LegacyShared>);
 
@@ -142,6 +147,18 @@ impl Legacy {
     /// calls as 2025-11-25 tasks (its `initialize` result, or the negotiated revision).
     pub(crate) fn is_reading(&self) -> bool {
         !self.0.done.load(Ordering::Relaxed)
+    }
+
+    /// Whether the server's `tools/list` answers are worth reading: its `initialize` result said
+    /// it runs tool calls as 2025-11-25 tasks (HTTP reads nothing else: `http_tee.rs`).
+    pub(crate) fn reads_tools(&self) -> bool {
+        self.is_reading()
+            && self
+                .0
+                .state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .tool_calls
     }
 
     /// No more lines are read: the server will never run a tool as a 2025-11-25 task.

@@ -6,7 +6,9 @@
 //! The same for the 2025-11-25 `tasks` capability: npm `@modelcontextprotocol/server-everything`
 //! (`simulate-research-query`, with its question through `tasks/result`) and
 //! `tests/peers/ts_tasks.mjs` on the TypeScript SDK v1 (a task that never changes status: the
-//! timeout and Stop send `tasks/cancel`).
+//! timeout and Stop send `tasks/cancel`), both also over Streamable HTTP (server-everything
+//! answering in SSE streams, the TypeScript peer in JSON bodies), where what rmcp's types drop
+//! of the server's tasks is read from its raw answers.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -19,7 +21,7 @@ use wave_mcp_testkit::{FakeModel, call, say};
 use super::super::lsp_client::Sidecar;
 use super::super::support::*;
 use super::elicit::Scripted;
-use super::{marked_processes, marker_env, peer_path};
+use super::{HttpPeer, everything_bin, marked_processes, marker_env, peer_path, start_everything};
 
 const PROGRESS: &str = "wave/session/progress";
 const ENDED: &str = "wave/session/turnEnded";
@@ -61,6 +63,7 @@ async fn srv_5_a_fastmcp_task_shows_its_status_and_stop_cancels_it_on_the_server
     let sandbox = Sandbox::new();
     sandbox.write_project(json!({ "pt": tasks_server(&sandbox, &python) }));
     stop_cancels_the_task_on_the_server(&sandbox, "mcp__pt__wait_forever").await;
+    gone(&sandbox).await;
 }
 
 // ---- the 2025-11-25 revision: the `tasks` capability ------------------------------------------
@@ -138,7 +141,6 @@ async fn stop_cancels_the_task_on_the_server(sandbox: &Sandbox, tool: &str) {
         "the server never got the task's cancel"
     );
     sidecar.stop().await;
-    gone(sandbox).await;
 }
 
 async fn gone(sandbox: &Sandbox) {
@@ -160,6 +162,31 @@ async fn srv_5_everything_research_query_runs_as_a_2025_11_25_task() {
         return;
     };
     sandbox.write_project(json!({ "everything": entry }));
+    research_runs_as_a_task(&sandbox).await;
+    gone(&sandbox).await;
+}
+
+// SRV-5: the same over Streamable HTTP, where server-everything answers in SSE streams: its
+// `initialize` result and `tools/list` (which rmcp's types drop the task fields of) are read on
+// the way, so the tool is called with `task` and its stages reach the chat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_5_everything_research_query_runs_as_a_2025_11_25_task_over_streamable_http() {
+    let Some(bin) = everything_bin() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let peer = start_everything(&sandbox, &bin, "streamableHttp").await;
+    sandbox.write_project(json!({ "everything": { "type": "http", "url": peer.url("/mcp") } }));
+    research_runs_as_a_task(&sandbox).await;
+    drop(peer);
+    gone(&sandbox).await;
+}
+
+/// A turn whose model calls server-everything's `simulate-research-query` (2025-11-25,
+/// `taskSupport: "required"`): it runs as a task, created with `tools/call` + `task`, polled with
+/// `tasks/get`, its result fetched with `tasks/result` and given to the model; each stage's
+/// status message reached the chat as `wave/session/progress` (a message, no total).
+async fn research_runs_as_a_task(sandbox: &Sandbox) {
     let model = FakeModel::start(vec![
         call(
             "mcp__everything__simulate-research-query",
@@ -169,7 +196,7 @@ async fn srv_5_everything_research_query_runs_as_a_2025_11_25_task() {
     ])
     .await;
     sandbox.allow_tool_calls();
-    let sidecar = Sidecar::with_model(&sandbox, &model.base_url, |_| {}).await;
+    let sidecar = Sidecar::with_model(sandbox, &model.base_url, |_| {}).await;
     let turn = sidecar.send_text("research tide pools").await;
     let ended = sidecar
         .wait_notification(0, ENDED, |p| p["turn"] == turn)
@@ -215,7 +242,6 @@ async fn srv_5_everything_research_query_runs_as_a_2025_11_25_task() {
     assert!(text.contains("# Research Report: tide pools"), "{text}");
     assert!(text.contains("Stage 4: Generating report"), "{text}");
     sidecar.stop().await;
-    gone(&sandbox).await;
 }
 
 // SRV-5: an ambiguous query puts the task in `input_required`; the client calls `tasks/result`,
@@ -304,4 +330,31 @@ async fn srv_5_stop_sends_tasks_cancel_for_a_2025_11_25_task() {
     };
     sandbox.write_project(json!({ "tt": entry }));
     stop_cancels_the_task_on_the_server(&sandbox, "mcp__tt__stuck").await;
+    gone(&sandbox).await;
+}
+
+// SRV-5, LONG-3: the same over Streamable HTTP, where the TypeScript SDK answers with JSON
+// bodies: the raw `initialize` result and `tools/list` are read on the way, so `stuck` is called
+// as a task; its status reaches the chat, and Stop sends `tasks/cancel` (the server records it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srv_5_stop_sends_tasks_cancel_for_a_2025_11_25_task_over_streamable_http() {
+    let sandbox = Sandbox::new();
+    let Some(entry) = ts_tasks(&sandbox, json!({})) else {
+        return;
+    };
+    let port = free_port();
+    let mut command = std::process::Command::new("node");
+    let args = entry["args"].as_array().unwrap().iter();
+    command
+        .args(args.map(|a| a.as_str().unwrap()))
+        .args(["--http", &port.to_string()])
+        .env(
+            "WAVE_TS_MODULES",
+            entry["env"]["WAVE_TS_MODULES"].as_str().unwrap(),
+        );
+    let peer = HttpPeer::start(&sandbox, command, port).await;
+    sandbox.write_project(json!({ "tt": { "type": "http", "url": peer.url("/mcp") } }));
+    stop_cancels_the_task_on_the_server(&sandbox, "mcp__tt__stuck").await;
+    drop(peer);
+    gone(&sandbox).await;
 }
