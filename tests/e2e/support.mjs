@@ -373,15 +373,23 @@ export async function hasWebviewFrame(page, kind) {
 
 /** Runs a command by its title from the command palette. */
 export async function runCommand(page, title) {
-  await page.locator(".monaco-workbench").click({ position: { x: 5, y: 5 }, force: true }).catch(() => undefined);
-  await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible" });
   const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
   // Right after start-up the palette may not list extension commands yet: retype until it does.
   await until(async () => {
-    // The palette may have closed meanwhile (a webview took the focus): open it again.
-    if (!(await input.isVisible())) await page.keyboard.press("F1");
+    // F1 may not open the palette: a webview that has the focus can keep the key, and the
+    // palette closes when a webview takes the focus. Focus the workbench and press it again.
+    if (!(await input.isVisible())) {
+      await page.locator(".monaco-workbench").click({ position: { x: 5, y: 5 }, force: true }).catch(() => undefined);
+      // A focused webview is an iframe of the workbench's page: blurring it gives the key back.
+      await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur()).catch(() => undefined);
+      await page.keyboard.press("F1");
+      const opened = await input.waitFor({ state: "visible", timeout: 1500 }).then(
+        () => true,
+        () => false,
+      );
+      if (!opened) return false;
+    }
     await input.fill(`>${title}`, { timeout: 3000 });
     return item.waitFor({ state: "visible", timeout: 1500 }).then(
       () => true,
