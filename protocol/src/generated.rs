@@ -117,7 +117,9 @@ macro_rules! for_each_type {
             HostCancelLoginParams,
             HostChatOpened,
             HostPrefillParams,
-            HostAnswerParams
+            HostAnswerParams,
+            HostTeardownAppsParams,
+            HostAppsTornDown
         )
     };
 }
@@ -238,18 +240,25 @@ fn typescript() -> String {
         page_answers.join(", "),
     ));
     out.push_str("\n/** Page → host requests (`host/*`): params and result of each. */\nexport interface HostOwnRequests {\n");
-    for message in HOST_MESSAGES {
-        if let Some(result) = message.result {
-            out.push_str(&format!(
-                "  {:?}: {{ params: {}; result: {} }};\n",
-                message.method, message.params, result
-            ));
+    let with_result = |direction: HostDirection, out: &mut String| {
+        for message in HOST_MESSAGES.iter().filter(|m| m.direction == direction) {
+            if let Some(result) = message.result {
+                out.push_str(&format!(
+                    "  {:?}: {{ params: {}; result: {} }};\n",
+                    message.method, message.params, result
+                ));
+            }
         }
-    }
+    };
+    with_result(HostDirection::PageToHost, &mut out);
     out.push_str("}\n\n/** Host → page pushes of the host's own (`host/*`): params of each. */\nexport interface HostOwnPushes {\n");
-    for message in HOST_MESSAGES.iter().filter(|m| m.result.is_none()) {
+    for message in HOST_MESSAGES.iter().filter(|m| m.direction == HostDirection::HostToPage) {
         out.push_str(&format!("  {:?}: {};\n", message.method, message.params));
     }
+    out.push_str(
+        "}\n\n/** Host → chat page requests of the host's own (`host/*`, a push with an `id`, answered with `host/answer`). */\nexport interface HostOwnPageRequests {\n",
+    );
+    with_result(HostDirection::HostAsksPage, &mut out);
     out.push_str("}\n");
     out
 }
@@ -355,6 +364,7 @@ fn schema() -> String {
                 "direction": match m.direction {
                     HostDirection::PageToHost => "pageToHost",
                     HostDirection::HostToPage => "hostToPage",
+                    HostDirection::HostAsksPage => "hostAsksPage",
                 },
                 "params": reference(m.params),
             });

@@ -1721,6 +1721,27 @@ pub struct HostAnswerParams {
     pub error: Option<String>,
 }
 
+/// Params of `host/teardownApps`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostTeardownAppsParams {
+    /// Why the apps go (for the host's log and the stopped cards), e.g. "the sidecar restarted".
+    pub reason: String,
+}
+
+/// Result of `host/teardownApps` (through `host/answer`): how many app views were live and how
+/// many of them answered `ui/resource-teardown` (APPS-3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS, schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HostAppsTornDown {
+    /// Live app views torn down.
+    pub total: u32,
+    /// Of those, the apps that answered `ui/resource-teardown` before their frame went.
+    pub answered: u32,
+}
+
 /// Which way a host message goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostDirection {
@@ -1728,6 +1749,8 @@ pub enum HostDirection {
     PageToHost,
     /// A push of the host to the page (not answered).
     HostToPage,
+    /// A request of the host to the chat page: a push with an `id`, answered with `host/answer`.
+    HostAsksPage,
 }
 
 /// One `host/*` message, for docs, code generation and tests.
@@ -1779,4 +1802,7 @@ host_messages! {
     "host/answer", PageToHost, HostAnswerParams -> HostDone;
     /// Open a link of the assistant's answer in the browser, once the user confirms (USE-4).
     "host/openExternal", PageToHost, HostOpenExternalParams -> HostDone;
+    /// Tear every live app view of the chat down now, each after `ui/resource-teardown`
+    /// (APPS-3: the session is destroyed, the sidecar restarted, the chat closes).
+    "host/teardownApps", HostAsksPage, HostTeardownAppsParams -> HostAppsTornDown;
 }

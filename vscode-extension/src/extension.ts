@@ -20,8 +20,12 @@ import { langFromLocale } from "../webview/src/i18n";
 const CHAT_VIEW_ID = "wave.chat";
 /** How long a server's question waits for the chat view to open before it is declined. */
 const CHAT_READY_WAIT_MS = 10_000;
+/** APPS-3: how long the host waits for the chat page to tear its apps down (each app: 1 s). */
+const TEARDOWN_WAIT_MS = 3_000;
 
 let sidecar: Sidecar | undefined;
+/** APPS-3: tears the chat's apps down (bounded); `deactivate` calls it. */
+let teardownChatApps: ((reason: string) => Promise<void>) | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("Wave", { log: true });
@@ -81,6 +85,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const focusChat = async () => {
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   };
+
+  // APPS-3: before the session or its page goes, every live app view gets
+  // `ui/resource-teardown` (the page's `host/teardownApps`). Bounded: a stuck or hidden page
+  // (VS Code discards a hidden view's page, apps and all) never holds the caller up.
+  const teardownApps = async (reason: string) => {
+    const entry = chatView;
+    if (!entry?.ready) return;
+    const done = await entry.host.teardownApps(reason, TEARDOWN_WAIT_MS);
+    if (!done) output.appendLine(`apps teardown (${reason}): the chat page did not answer in time`);
+    else if (done.total > 0) output.appendLine(`apps torn down (${reason}): ${done.answered} of ${done.total} answered ui/resource-teardown`);
+  };
+  teardownChatApps = teardownApps;
+  /** "Wave: Restart sidecar" runs: it tore the apps down itself, before the restart. */
+  let restarting = false;
 
   const prefillChat = (text: string) => {
     if (chatView?.ready) chatView.host.push("host/prefill", { text });
@@ -235,6 +253,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (params.error) void vscode.window.showWarningMessage(`Wave: ${params.error}`);
     }),
     side.onRestarted(() => {
+      // APPS-3: a new sidecar process: the apps' server connections went with the old one.
+      if (!restarting) void teardownApps("the sidecar restarted");
       settings?.host.push("host/sidecarRestarted", {});
       // The sidecar that asked is gone: its questions are not shown again.
       chatView?.host.failAsked("the sidecar restarted");
@@ -250,7 +270,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("wave.mcpServers", openSettings),
     vscode.commands.registerCommand("wave.focusChat", focusChat),
     vscode.commands.registerCommand("wave.restartSidecar", async () => {
-      await side.restart();
+      // APPS-3: the session is destroyed and the page reset: the apps are told first, while the
+      // sidecar that serves them still runs (their `wave/app/closed` reaches it).
+      await teardownApps("Wave: Restart sidecar");
+      restarting = true;
+      try {
+        await side.restart();
+      } finally {
+        restarting = false;
+      }
       if (chatView) chatView.view.webview.html = pageHtml(chatView.view.webview, context.extensionUri, "chat", DEFAULT_SESSION_ID, "Wave chat");
     }),
     vscode.commands.registerCommand("wave.setApiKey", async () => {
@@ -275,6 +303,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 /** Stops the sidecar; it ends every MCP server process it started. */
 export async function deactivate(): Promise<void> {
+  // APPS-3, best effort: a chat page still showing tears its apps down first (bounded).
+  await teardownChatApps?.("the Wave extension is deactivated").catch(() => undefined);
+  teardownChatApps = undefined;
   await sidecar?.stop();
   sidecar = undefined;
 }

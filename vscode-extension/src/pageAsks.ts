@@ -3,7 +3,9 @@
 // `host/answer`. A page that goes away loses what it showed, but not the question: the host
 // delivers every request still waiting to the next page that opens (VS Code's chat view drops
 // its page whenever it is hidden). A request fails, so that the sidecar declines, when the page
-// is gone for good (`failAll`) or after `timeoutMs` without an answer. No `vscode` import: the
+// is gone for good (`failAll`) or after `timeoutMs` without an answer. The host's own requests
+// to the page (`host/teardownApps`, APPS-3) go through here too, with `once`: a shorter wait of
+// their own, never delivered to a next page, not counted in the badge. No `vscode` import: the
 // unit tests drive it.
 
 import type { HostAnswerParams } from "./protocol.generated";
@@ -15,8 +17,15 @@ export interface PageAsk {
   params: unknown;
 }
 
+/** How one request waits: `timeoutMs` instead of the default; `once`: this page only. */
+export interface AskOptions {
+  timeoutMs?: number;
+  once?: boolean;
+}
+
 interface Waiting {
   ask: PageAsk;
+  once: boolean;
   resolve(value: unknown): void;
   reject(error: Error): void;
   timer: ReturnType<typeof setTimeout>;
@@ -33,12 +42,16 @@ export class PendingAsks {
   ) {}
 
   /** Hands a request to the page through `deliver`; resolves with the page's answer. */
-  ask(method: string, params: unknown, deliver: (ask: PageAsk) => void): Promise<unknown> {
+  ask(method: string, params: unknown, deliver: (ask: PageAsk) => void, options: AskOptions = {}): Promise<unknown> {
     const ask: PageAsk = { id: this.nextId++, method, params };
+    const once = options.once ?? false;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.settle(ask.id, (w) => w.reject(new Error("the chat page did not answer in time"))), this.timeoutMs);
-      this.waiting.set(ask.id, { ask, resolve, reject, timer });
-      this.changed(this.waiting.size);
+      const timer = setTimeout(
+        () => this.settle(ask.id, (w) => w.reject(new Error("the chat page did not answer in time"))),
+        options.timeoutMs ?? this.timeoutMs,
+      );
+      this.waiting.set(ask.id, { ask, once, resolve, reject, timer });
+      if (!once) this.changed(this.count());
       deliver(ask);
     });
   }
@@ -53,7 +66,12 @@ export class PendingAsks {
 
   /** The requests still waiting, oldest first: for a page that opened after they were delivered. */
   pending(): PageAsk[] {
-    return [...this.waiting.values()].map((w) => w.ask);
+    return [...this.waiting.values()].filter((w) => !w.once).map((w) => w.ask);
+  }
+
+  /** The requests a next page would get again (the badge's count). */
+  private count(): number {
+    return this.pending().length;
   }
 
   /** Fails every request still waiting (the page is gone for good, or the sidecar that asked). */
@@ -67,6 +85,6 @@ export class PendingAsks {
     this.waiting.delete(id);
     clearTimeout(w.timer);
     how(w);
-    this.changed(this.waiting.size);
+    if (!w.once) this.changed(this.count());
   }
 }

@@ -1136,6 +1136,29 @@ result?: JsonValue,
  */
 error?: string, };
 
+/**
+ * Params of `host/teardownApps`.
+ */
+export type HostTeardownAppsParams = { 
+/**
+ * Why the apps go (for the host's log and the stopped cards), e.g. "the sidecar restarted".
+ */
+reason: string, };
+
+/**
+ * Result of `host/teardownApps` (through `host/answer`): how many app views were live and how
+ * many of them answered `ui/resource-teardown` (APPS-3).
+ */
+export type HostAppsTornDown = { 
+/**
+ * Live app views torn down.
+ */
+total: number, 
+/**
+ * Of those, the apps that answered `ui/resource-teardown` before their frame went.
+ */
+answered: number, };
+
 /** Any JSON value. */
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
@@ -1258,4 +1281,9 @@ export interface HostOwnRequests {
 export interface HostOwnPushes {
   "host/prefill": HostPrefillParams;
   "host/sidecarRestarted": HostNoParams;
+}
+
+/** Host → chat page requests of the host's own (`host/*`, a push with an `id`, answered with `host/answer`). */
+export interface HostOwnPageRequests {
+  "host/teardownApps": { params: HostTeardownAppsParams; result: HostAppsTornDown };
 }

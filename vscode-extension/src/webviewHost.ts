@@ -3,9 +3,9 @@
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { HostErrorPayload, HostToPage, PageToHost } from "../webview/src/hostApi";
-import { PendingAsks } from "./pageAsks";
+import { PendingAsks, type PageAsk } from "./pageAsks";
 import { checkPageRequest } from "./pageMessages";
-import type { HostAnswerParams } from "./protocol.generated";
+import type { HostAnswerParams, HostAppsTornDown } from "./protocol.generated";
 import { webviewHtml } from "./webviewHtml";
 
 export type RequestHandler = (method: string, params: unknown) => Promise<unknown>;
@@ -63,6 +63,22 @@ export class WebviewHost implements vscode.Disposable {
   ask(method: string, params: unknown): Promise<unknown> {
     if (this.disposed) return Promise.reject(new Error("the chat page is closed"));
     return this.asked.ask(method, params, (ask) => this.post({ kind: "push", method: ask.method, params: ask.params, id: ask.id }));
+  }
+
+  /**
+   * APPS-3, `host/teardownApps`: asks the page to tear its app views down (each app gets
+   * `ui/resource-teardown` first) and resolves with its answer, or with `undefined` when the page
+   * is gone or did not answer within `waitMs` (a stuck page never blocks the caller). Never
+   * delivered again to a later page.
+   */
+  async teardownApps(reason: string, waitMs: number): Promise<HostAppsTornDown | undefined> {
+    if (this.disposed) return undefined;
+    try {
+      const post = (ask: PageAsk) => this.post({ kind: "push", method: ask.method, params: ask.params, id: ask.id });
+      return (await this.asked.ask("host/teardownApps", { reason }, post, { timeoutMs: waitMs, once: true })) as HostAppsTornDown;
+    } catch {
+      return undefined;
+    }
   }
 
   /** `host/answer` of the page: settles the request it answers (unknown ids are ignored). */

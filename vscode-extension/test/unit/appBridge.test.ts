@@ -41,6 +41,7 @@ function setup(over: Partial<AppHostCalls> = {}) {
     updateModelContext: async (p) => void calls.push(`context ${JSON.stringify(p)}`),
     log: () => calls.push("log"),
     resize: (w, h) => calls.push(`resize ${w} ${h}`),
+    requestTeardown: () => calls.push("requestTeardown"),
     ...over,
   };
   const bridge = new AppBridge({

@@ -4,12 +4,12 @@
 
 import { describe, expect, it } from "vitest";
 import { AppBridge, type AppHostCalls, type RpcMessage } from "../../webview/src/appBridge";
-import { isLive, parseArguments, replay, stopShown, storeEnding, type AppEnding } from "../../webview/src/appState";
+import { isLive, parseArguments, replay, stopShown, storeEnding, teardownEvery, type AppEnding, type AppPhase } from "../../webview/src/appState";
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 /** A bridge whose posts and host calls are recorded. */
-function setup() {
+function setup(over: Partial<AppHostCalls> = {}) {
   const sent: RpcMessage[] = [];
   const calls: string[] = [];
   const host: AppHostCalls = {
@@ -22,6 +22,8 @@ function setup() {
     message: async () => undefined,
     log: () => undefined,
     resize: () => undefined,
+    requestTeardown: () => undefined,
+    ...over,
   };
   const bridge = new AppBridge({
     post: (m) => sent.push(m),
@@ -131,5 +133,85 @@ describe("APPS-3: Stop and Start again of an app view", () => {
     expect(toolNotes(stopped.sent).map((m) => m.method)).toEqual(["ui/notifications/tool-input", "ui/notifications/tool-cancelled"]);
     expect(parseArguments("[1]")).toEqual({});
     expect(parseArguments("not json")).toEqual({});
+  });
+});
+
+describe("APPS-3: the host's host/teardownApps and the app's request-teardown", () => {
+  /** A view as `AppViews` keeps it: a phase, a real bridge, a teardown while one runs. */
+  type View = { phase: AppPhase; stopping?: Promise<boolean>; bridge: AppBridge; sent: RpcMessage[] };
+  const stop = (v: View) => {
+    v.phase = "stopping";
+    v.stopping = v.bridge.teardown("the sidecar restarted").then((heard) => {
+      v.phase = "stopped";
+      return heard;
+    });
+    return v.stopping;
+  };
+  const answerTeardown = (v: View) => {
+    const asked = v.sent.find((m) => m.method === "ui/resource-teardown");
+    if (asked) v.bridge.handle({ jsonrpc: "2.0", id: asked.id, result: {} });
+  };
+
+  it("APPS-3: host/teardownApps tears every live view down, each after ui/resource-teardown, and settles with how many apps answered", async () => {
+    const views: View[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { bridge, sent } = setup();
+      await initialize(bridge);
+      views.push({ phase: "live", bridge, sent });
+    }
+    // A stopped view has no app left: it is neither told nor counted.
+    const stopped = setup();
+    views.push({ phase: "stopped", bridge: stopped.bridge, sent: stopped.sent });
+    const done = teardownEvery(views, stop);
+    expect(views.slice(0, 3).map((v) => v.sent.filter((m) => m.method === "ui/resource-teardown").length)).toEqual([1, 1, 1]);
+    expect(stopped.sent).toEqual([]);
+    // Two apps answer; the third never does and is closed after the bounded wait.
+    answerTeardown(views[0]);
+    answerTeardown(views[1]);
+    expect(await done).toEqual({ total: 3, answered: 2 });
+    expect(views.map((v) => v.phase)).toEqual(["stopped", "stopped", "stopped", "stopped"]);
+    expect(views.map((v) => v.bridge.state)).toEqual(["closed", "closed", "closed", "loading"]);
+  });
+
+  it("APPS-3: host/teardownApps waits for a view already stopping (its card's Stop) and counts it once; no view: answered at once with 0", async () => {
+    const { bridge, sent } = setup();
+    await initialize(bridge);
+    const view: View = { phase: "live", bridge, sent };
+    const ownStop = stop(view);
+    let settled = false;
+    // Stopping already: the same teardown is awaited, no second ui/resource-teardown is sent.
+    const done = teardownEvery([view], (v) => v.stopping ?? stop(v)).then((r) => {
+      settled = true;
+      return r;
+    });
+    await settle();
+    expect(settled).toBe(false);
+    answerTeardown(view);
+    expect(await done).toEqual({ total: 1, answered: 1 });
+    expect(await ownStop).toBe(true);
+    expect(sent.filter((m) => m.method === "ui/resource-teardown")).toHaveLength(1);
+    expect(await teardownEvery([], stop)).toEqual({ total: 0, answered: 0 });
+  });
+
+  it("APPS-3: an app's ui/notifications/request-teardown asks the host to tear it down, once it is initialized and only while it runs", async () => {
+    let asked = 0;
+    const { bridge, sent } = setup({ requestTeardown: () => void asked++ });
+    bridge.handle({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready", params: {} });
+    // Before initialized: not heard (the spec's order).
+    bridge.handle({ jsonrpc: "2.0", method: "ui/notifications/request-teardown", params: {} });
+    expect(asked).toBe(0);
+    bridge.handle({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "a", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } });
+    await settle();
+    bridge.handle({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
+    bridge.handle({ jsonrpc: "2.0", method: "ui/notifications/request-teardown", params: {} });
+    expect(asked).toBe(1);
+    // The host decides, and tears it down with ui/resource-teardown (as AppViews does).
+    const done = bridge.teardown("the app asked to close");
+    expect(sent.at(-1)?.method).toBe("ui/resource-teardown");
+    bridge.handle({ jsonrpc: "2.0", id: sent.at(-1)!.id, result: {} });
+    expect(await done).toBe(true);
+    // Closed: asking again does nothing.
+    bridge.handle({ jsonrpc: "2.0", method: "ui/notifications/request-teardown", params: {} });
+    expect(asked).toBe(1);
   });
 });

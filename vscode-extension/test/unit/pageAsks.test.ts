@@ -52,6 +52,41 @@ describe("questions the chat page answers (host side)", () => {
   });
 });
 
+describe("APPS-3: the host's host/teardownApps (host side)", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("APPS-3: host/teardownApps is answered by id with the page's counts; it is for this page only (never delivered again) and not counted in the badge", async () => {
+    const counts: number[] = [];
+    const asks = new PendingAsks(30 * 60_000, (n) => counts.push(n));
+    const delivered: PageAsk[] = [];
+    const question = asks.ask("wave/session/elicit", form, (a) => delivered.push(a));
+    const teardown = asks.ask("host/teardownApps", { reason: "Wave: Restart sidecar" }, (a) => delivered.push(a), { timeoutMs: 3000, once: true });
+    expect(delivered.map((a) => [a.id, a.method])).toEqual([
+      [1, "wave/session/elicit"],
+      [2, "host/teardownApps"],
+    ]);
+    // A page that opens next gets the question again, never the teardown (it would stop its apps).
+    expect(asks.pending().map((a) => a.method)).toEqual(["wave/session/elicit"]);
+    asks.answer({ id: 2, result: { total: 2, answered: 1 } });
+    await expect(teardown).resolves.toEqual({ total: 2, answered: 1 });
+    asks.failAll("done");
+    await expect(question).rejects.toThrow("done");
+    expect(counts).toEqual([1, 0]);
+  });
+
+  it("APPS-3: a page that does not answer host/teardownApps holds the host up only for its own short wait", async () => {
+    vi.useFakeTimers();
+    const asks = new PendingAsks(30 * 60_000);
+    const outcome = asks.ask("host/teardownApps", { reason: "r" }, () => undefined, { timeoutMs: 3000, once: true }).catch((e: Error) => e.message);
+    vi.advanceTimersByTime(2999);
+    vi.advanceTimersByTime(1);
+    await expect(outcome).resolves.toBe("the chat page did not answer in time");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
 describe("TRUST-8: what the VS Code host takes from its page", () => {
   it("well-formed requests of known methods pass, with {} for absent params", () => {
     expect(checkPageRequest({ kind: "request", id: 1, method: "wave/mcp/approve", params: { name: "db" } })).toEqual({

@@ -7,7 +7,8 @@
 // the HTML (`ui/notifications/sandbox-resource-ready`); the app asks `ui/initialize` (answered
 // with host info, capabilities and context) and says `ui/notifications/initialized`; only then
 // does anything go to the app: `tool-input` once, then `tool-result` or `tool-cancelled`. Before
-// the view is removed, `ui/resource-teardown` is sent and its answer awaited (bounded).
+// the view is removed, `ui/resource-teardown` is sent and its answer awaited (bounded); an app
+// may ask for that itself (`ui/notifications/request-teardown`).
 
 /** The app spec revision this host speaks. */
 export const APP_PROTOCOL_VERSION = "2026-01-26";
@@ -48,6 +49,11 @@ export interface AppHostCalls {
   log(params: unknown): void;
   /** `ui/notifications/size-changed`. */
   resize(width: number | undefined, height: number | undefined): void;
+  /**
+   * `ui/notifications/request-teardown`: the app asks to be closed. The host decides; this
+   * host tears the view down as its own Stop would (`ui/resource-teardown` first, APPS-3).
+   */
+  requestTeardown(): void;
 }
 
 /** The context the app gets at `ui/initialize` (a subset of the spec's HostContext). */
@@ -184,6 +190,11 @@ export class AppBridge {
       }
       case "notifications/message":
         this.o.calls.log(params);
+        return;
+      case "ui/notifications/request-teardown":
+        // Only an app that is running (initialized) may ask; `teardown` then closes the bridge.
+        if (this.phase !== "ready") return;
+        this.o.calls.requestTeardown();
         return;
       default:
         return;

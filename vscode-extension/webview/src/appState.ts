@@ -5,6 +5,7 @@
 // replays the stored call: the same tool input and the same ending (result or cancellation),
 // never a new call of the tool.
 
+import type { HostAppsTornDown } from "../../src/protocol.generated";
 import type { AppBridge } from "./appBridge";
 
 export type AppPhase = "loading" | "live" | "stopping" | "stopped" | "failed";
@@ -26,6 +27,24 @@ export function storeEnding(kept: AppEnding | undefined, next: AppEnding): AppEn
 /** A view that runs, or is about to: Stop is for it. */
 export function isLive(phase: AppPhase): boolean {
   return phase === "loading" || phase === "live";
+}
+
+/** What `teardownEvery` needs of a view: its phase, and its teardown while one runs. */
+export interface TeardownTarget {
+  phase: AppPhase;
+  stopping?: Promise<boolean>;
+}
+
+/**
+ * APPS-3, `host/teardownApps`: tears down every view that is live or already stopping (`stop`
+ * resolves with whether the app answered `ui/resource-teardown`), and settles once all are
+ * down with how many there were and how many apps answered. Stopped and failed views have no
+ * app left to tell.
+ */
+export async function teardownEvery<V extends TeardownTarget>(views: Iterable<V>, stop: (view: V) => Promise<boolean>): Promise<HostAppsTornDown> {
+  const stops = [...views].filter((v) => isLive(v.phase) || v.stopping !== undefined).map(stop);
+  const heard = await Promise.all(stops);
+  return { total: heard.length, answered: heard.filter((answered) => answered).length };
 }
 
 /** The chat's Stop button: while a turn runs or any app view of the chat is live. */

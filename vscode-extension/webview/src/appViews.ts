@@ -6,15 +6,16 @@
 // view's iframe. Each view is one element kept across renders (`ChatPage` reconciles the log, so
 // the iframe is never detached and never reloads).
 //
-// Stop (the card's own, or the chat's for every live view) tears a view down: the app gets
+// Stop (the card's own, the chat's for every live view, the app's own request-teardown, or the
+// host's `host/teardownApps` before it destroys the session or the page) tears a view down: the app gets
 // `ui/resource-teardown` (its answer awaited, bounded), the iframe goes (and with it the app's
 // polling: nothing of it reaches `wave/app/callTool` again), the sidecar forgets its sandbox URL
 // (`wave/app/closed`), and the card stays in the log saying it was stopped, with "Start again":
 // the same resource read again, the stored tool input and result replayed, no new tool call.
 
-import type { ChatAppRef, JsonValue } from "../../src/protocol.generated";
+import type { ChatAppRef, HostAppsTornDown, JsonValue } from "../../src/protocol.generated";
 import { AppBridge, type AppHostCalls, type AppResource } from "./appBridge";
-import { deliver, isLive, replay, storeEnding, type AppEnding, type AppPhase } from "./appState";
+import { deliver, isLive, replay, storeEnding, teardownEvery, type AppEnding, type AppPhase } from "./appState";
 import type { HostBridge } from "./bridge";
 import { h } from "./dom";
 import { t, type Lang } from "./i18n";
@@ -46,6 +47,8 @@ interface AppView {
   sandboxUrl?: string;
   /** Counts the view's starts and stops: an opening that a Stop overtook does nothing. */
   run: number;
+  /** While it is being torn down: resolves with whether the app answered its teardown. */
+  stopping?: Promise<boolean>;
 }
 
 /** The page's theme as the app spec names it, from VS Code's body class (JetBrains sets it too). */
@@ -130,11 +133,15 @@ export class AppViews {
     await Promise.all([...this.views.values()].map((v) => this.stopView(v, reason)));
   }
 
-  /** Every view goes, after `ui/resource-teardown` (the chat closed, its session destroyed). */
-  async teardownAll(reason: string): Promise<void> {
-    const views = [...this.views.values()];
-    await Promise.all(views.map((v) => this.stopView(v, reason)));
-    this.views.clear();
+  /**
+   * APPS-3, `host/teardownApps`: the host is about to destroy the session or the page (sidecar
+   * restart, the chat closing). Every live view is torn down as its Stop would (the app gets
+   * `ui/resource-teardown` first); views already stopping are waited for. Settles once all are
+   * down, with how many were live and how many apps answered. The cards stay, stopped (a later
+   * render must not start them again).
+   */
+  teardownAll(reason: string): Promise<HostAppsTornDown> {
+    return teardownEvery(this.views.values(), (v) => this.stopView(v, reason));
   }
 
   private ended(callId: string, ending: AppEnding): void {
@@ -179,8 +186,16 @@ export class AppViews {
    * Tears one view down: `ui/resource-teardown` (bounded wait), the iframe removed, the sandbox
    * URL forgotten by the sidecar; the card stays, saying so, with "Start again".
    */
-  private async stopView(view: AppView, reason: string): Promise<void> {
-    if (!isLive(view.phase)) return;
+  private stopView(view: AppView, reason: string): Promise<boolean> {
+    if (view.stopping) return view.stopping;
+    if (!isLive(view.phase)) return Promise.resolve(false);
+    view.stopping = this.tearDown(view, reason).finally(() => {
+      view.stopping = undefined;
+    });
+    return view.stopping;
+  }
+
+  private async tearDown(view: AppView, reason: string): Promise<boolean> {
     view.run++;
     view.phase = "stopping";
     this.sync(view);
@@ -200,6 +215,7 @@ export class AppViews {
     view.body.replaceChildren(h("div", { class: "app-status app-stopped muted" }, this.L("appStopped"), " ", again));
     view.phase = "stopped";
     this.sync(view);
+    return heard;
   }
 
   private async closed(url: string): Promise<void> {
@@ -238,6 +254,10 @@ export class AppViews {
       log: () => undefined,
       resize: (_width, height) => {
         if (height !== undefined) frame.style.height = `${Math.min(Math.max(height, 40), 2000)}px`;
+      },
+      // The app asked to close: torn down as by its card's Stop (only the run that asked).
+      requestTeardown: () => {
+        if (view.run === run) void this.stopView(view, this.L("appStoppedReason"));
       },
     };
     view.sandboxUrl = resource.sandboxUrl;

@@ -3,6 +3,7 @@
 
 import type {
   ChatMessage,
+  HostTeardownAppsParams,
   SessionApproveServersParams,
   SessionConfirmToolParams,
   SessionDeltaParams,
@@ -137,6 +138,8 @@ export class ChatPage {
       if (method === "wave/session/approveServers") return this.consent.approveServers(params as SessionApproveServersParams) as never;
       if (method === "wave/session/confirmTool") return this.consent.confirmTool(params as SessionConfirmToolParams) as never;
       if (method === "wave/session/elicit") return this.elicit.ask(params as SessionElicitParams) as never;
+      // APPS-3: the host is about to destroy the session or this page; the apps are told first.
+      if (method === "host/teardownApps") return this.apps.teardownAll((params as HostTeardownAppsParams).reason) as never;
       return Promise.reject(new Error(`unknown request ${String(method)}`));
     });
     bridge.onPush((method, params) => {

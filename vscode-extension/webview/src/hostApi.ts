@@ -10,6 +10,7 @@ import type {
   ErrorData,
   ForwardedNotification,
   ForwardedRequest,
+  HostOwnPageRequests,
   HostOwnPushes,
   HostOwnRequests,
   Notifications,
@@ -26,8 +27,12 @@ export type HostRequests = Pick<Requests, ForwardedRequest> & HostOwnRequests;
 /** The sidecar's notifications the hosts forward unchanged, and the host's own pushes. */
 export type HostPushes = Pick<Notifications, ForwardedNotification> & HostOwnPushes;
 
-/** Sidecar requests the host hands to the page to answer (`PAGE_ANSWERED_REQUESTS`). */
-export type PageRequests = Pick<Requests, PageAnsweredRequest>;
+/**
+ * What the host hands to the chat page to answer (a push with an `id`, answered with
+ * `host/answer`): the sidecar's requests (`PAGE_ANSWERED_REQUESTS`) and the host's own
+ * (`host/teardownApps`).
+ */
+export type PageRequests = Pick<Requests, PageAnsweredRequest> & HostOwnPageRequests;
 export type PageRequestMethod = keyof PageRequests;
 
 export type HostMethod = keyof HostRequests;

@@ -608,3 +608,9 @@ data class SessionElicitationCompleteParams(val sessionId: String = "", val serv
 
 /** Params of the page's `host/answer`: its answer to the page request with this id. */
 data class HostAnswerParams(val id: Long = 0, val result: com.google.gson.JsonElement? = null, val error: String? = null)
+
+/** `host/teardownApps` (APPS-3): the host asks the chat page to tear its live app views down. */
+data class HostTeardownAppsParams(val reason: String = "")
+
+/** The chat page's answer to `host/teardownApps`: live views torn down, apps that answered. */
+data class HostAppsTornDown(val total: Int = 0, val answered: Int = 0)
