@@ -252,7 +252,10 @@ fn typescript() -> String {
     };
     with_result(HostDirection::PageToHost, &mut out);
     out.push_str("}\n\n/** Host → page pushes of the host's own (`host/*`): params of each. */\nexport interface HostOwnPushes {\n");
-    for message in HOST_MESSAGES.iter().filter(|m| m.direction == HostDirection::HostToPage) {
+    for message in HOST_MESSAGES
+        .iter()
+        .filter(|m| m.direction == HostDirection::HostToPage)
+    {
         out.push_str(&format!("  {:?}: {};\n", message.method, message.params));
     }
     out.push_str(
