@@ -120,6 +120,32 @@ class PageBridge(private val host: Host) : AutoCloseable {
         }
     }
 
+    /**
+     * APPS-3, `host/teardownApps`: asks the chat page that is showing to tear its app views down
+     * (each app gets `ui/resource-teardown` first) and waits for its `host/answer`, at most
+     * [waitMs]: the page's counts, or null when no chat page shows, it failed, or it did not
+     * answer in time (a stuck page never holds the caller up). The plugin calls it before the
+     * chat's JCEF browser is disposed.
+     */
+    fun teardownChatApps(reason: String, waitMs: Long = TEARDOWN_WAIT_MS): HostAppsTornDown? {
+        val page = synchronized(this) { chatPage.takeIf { chatReady } } ?: return null
+        val id = nextAsk.getAndIncrement()
+        val answer = CompletableFuture<JsonElement>()
+        asked[id] = answer
+        val o = JsonObject()
+        o.addProperty("method", Methods.HOST_TEARDOWN_APPS)
+        o.add("params", WIRE_GSON.toJsonTree(HostTeardownAppsParams(reason)))
+        o.addProperty("id", id)
+        return try {
+            page.push(WIRE_GSON.toJson(o))
+            WIRE_GSON.fromJson(answer.get(waitMs, TimeUnit.MILLISECONDS), HostAppsTornDown::class.java)
+        } catch (e: Exception) {
+            null
+        } finally {
+            asked.remove(id)
+        }
+    }
+
     /** `host/answer`: settles the question it answers (unknown ids are ignored). */
     private fun answered(p: JsonObject) {
         val id = p.get("id")?.takeIf { it.isJsonPrimitive }?.asLong ?: throw IllegalArgumentException("host/answer needs an id")
@@ -308,6 +334,9 @@ class PageBridge(private val host: Host) : AutoCloseable {
 
         /** Longest wait of a page request for a sidecar that is starting. */
         const val START_TIMEOUT_S = 60L
+
+        /** APPS-3: longest wait for the chat page to tear its apps down (each app: 1 s). */
+        const val TEARDOWN_WAIT_MS = 3_000L
 
         /** Longest wait for the user's answer to a server's question. */
         const val ASK_TIMEOUT_S = 30L * 60

@@ -205,4 +205,43 @@ class PageBridgeTest {
             }
         }
     }
+
+    @Test
+    fun `APPS-3 before the chat goes, host teardownApps asks the page to tear its apps down and returns its counts, bounded`() {
+        PageBridge(RecordingHost()).use { bridge ->
+            // No chat page showing: nothing to ask, nothing pushed.
+            assertEquals(null, bridge.teardownChatApps("the project is closing"))
+            val pushes = mutableListOf<JsonObject>()
+            // A page that answers as the shared webview does: host/answer with the ask's id.
+            bridge.setPage(PageKind.CHAT) { json ->
+                val push = parse(json)
+                pushes += push
+                val id = push.get("id").asLong
+                bridge.handle(PageKind.CHAT, query(Methods.HOST_ANSWER, """{"id":$id,"result":{"total":2,"answered":1}}"""))
+            }
+            // Not opened yet (no host/chatOpened): it takes no pushes.
+            assertEquals(null, bridge.teardownChatApps("the project is closing"))
+            assertEquals(emptyList<JsonObject>(), pushes)
+            bridge.handle(PageKind.CHAT, query(Methods.HOST_CHAT_OPENED)).get(5, TimeUnit.SECONDS)
+            assertEquals(HostAppsTornDown(total = 2, answered = 1), bridge.teardownChatApps("the project is closing"))
+            assertEquals(1, pushes.size)
+            assertEquals(Methods.HOST_TEARDOWN_APPS, pushes[0].get("method").asString)
+            assertEquals("the project is closing", pushes[0].getAsJsonObject("params").get("reason").asString)
+        }
+    }
+
+    @Test
+    fun `APPS-3 a chat page that does not answer host teardownApps holds the plugin up only for the bounded wait`() {
+        PageBridge(RecordingHost()).use { bridge ->
+            val pushed = CountDownLatch(1)
+            bridge.setPage(PageKind.CHAT) { pushed.countDown() }
+            bridge.handle(PageKind.CHAT, query(Methods.HOST_CHAT_OPENED)).get(5, TimeUnit.SECONDS)
+            // The page got the request and never answers: null once the wait is over.
+            assertEquals(null, bridge.teardownChatApps("the project is closing", waitMs = 50))
+            assertTrue(pushed.await(0, TimeUnit.SECONDS))
+            // A late answer to it is ignored (unknown id by then).
+            val late = parse(bridge.handle(PageKind.CHAT, query(Methods.HOST_ANSWER, """{"id":1,"result":{"total":1,"answered":1}}""")).get(5, TimeUnit.SECONDS))
+            assertTrue(late.has("result"))
+        }
+    }
 }

@@ -19,12 +19,13 @@ import javax.swing.JLabel
 
 class ChatToolWindowFactory : ToolWindowFactory, DumbAware {
     override fun createToolWindowContent(project: Project, toolWindow: ToolWindow) {
-        val component = if (JBCefApp.isSupported()) {
-            JcefPage(project, PageKind.CHAT, toolWindow.disposable).component
-        } else {
-            JLabel("The Wave chat needs JCEF, which this IDE runtime does not provide.")
-        }
-        toolWindow.contentManager.addContent(ContentFactory.getInstance().createContent(component, "", false))
+        val page = if (JBCefApp.isSupported()) JcefPage(project, PageKind.CHAT, toolWindow.disposable) else null
+        val component = page?.component ?: JLabel("The Wave chat needs JCEF, which this IDE runtime does not provide.")
+        val content = ContentFactory.getInstance().createContent(component, "", false)
+        // APPS-3: the content removed (or the project closing, through the tool window's
+        // disposable) disposes the page, which first asks the chat to tear its apps down.
+        page?.let { content.setDisposer(it) }
+        toolWindow.contentManager.addContent(content)
     }
 }
 

@@ -1,6 +1,10 @@
 // One shared-webview page in JCEF: loads the bundle, injects `window.waveHostQuery` (the query
 // function the page's JCEF adapter expects) through a JBCefJSQuery, answers each query from the
-// client's PageBridge, and delivers pushes with `window.waveReceive`.
+// client's PageBridge, and delivers pushes with `window.waveReceive`. Before the browser is
+// disposed (the tool window's content removed, the project closing), the chat page is asked to
+// tear its MCP apps down (APPS-3, `host/teardownApps`, bounded): the browser and its query are
+// therefore disposed by this page's `dispose`, not as its Disposer children (those would go
+// first).
 
 package dev.wavemcp.intellij
 
@@ -34,8 +38,6 @@ class JcefPage(project: Project, private val kind: PageKind, parent: Disposable)
 
     init {
         Disposer.register(parent, this)
-        Disposer.register(this, query)
-        Disposer.register(this, browser)
 
         // TRUST-8: every query is validated before anything is relayed: the envelope here (bounded
         // size, integer id, string query), the query in PageBridge.handle (known method, object
@@ -71,8 +73,14 @@ class JcefPage(project: Project, private val kind: PageKind, parent: Disposable)
     }
 
     override fun dispose() {
+        // APPS-3: every live app gets `ui/resource-teardown` before its frame goes with the
+        // browser. Bounded (PageBridge.TEARDOWN_WAIT_MS): a stuck page never blocks the close.
+        // The page's answer comes through the query handler on the CEF thread, not this one.
+        if (kind == PageKind.CHAT) bridge.teardownChatApps("the chat closed")
         disposed = true
         bridge.removePage(kind, push)
+        Disposer.dispose(query)
+        Disposer.dispose(browser)
     }
 }
 
