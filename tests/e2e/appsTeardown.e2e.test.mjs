@@ -100,6 +100,9 @@ describe("Restart Sidecar tears the chat's apps down first (real VS Code, code-s
     );
     assert.doesNotMatch(waveLog(), /apps torn down/, "nothing torn down yet");
 
+    await chat.evaluate(() => {
+      window.__waveOldPage = true;
+    });
     await runCommand(page, "Wave: Restart Sidecar");
     // The line the host writes once the page answered host/teardownApps, and before the restart.
     const log = await until(async () => {
@@ -111,9 +114,17 @@ describe("Restart Sidecar tears the chat's apps down first (real VS Code, code-s
     const stoppingAt = log.indexOf("stopping the sidecar");
     assert.ok(stoppingAt > teardownAt, "the app answered before the sidecar was stopped and the page reset");
 
-    // The page was reset: a new chat page.
-    const again = await webviewFrame(page, "chat", 60_000);
-    await again.locator("#chat-input").waitFor({ timeout: 30_000 });
+    // The page was reset: a new chat page (the old one's document, marked, is gone).
+    await until(async () => {
+      for (const f of page.frames()) {
+        if (f.isDetached()) continue;
+        const fresh = await f
+          .evaluate(() => document.body?.dataset?.page === "chat" && document.body.dataset.ready === "true" && !window.__waveOldPage)
+          .catch(() => false);
+        if (fresh) return true;
+      }
+      return false;
+    }, "a new chat page after the restart", 60_000);
     await page.screenshot({ path: path.join(outputDir, "apps-teardown-restart.png") });
     assert.deepEqual(pageErrors, [], "no script errors in the workbench");
   });
