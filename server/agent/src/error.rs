@@ -23,6 +23,9 @@ pub enum AgentError {
     /// An app asked for a call it may not make, or the user declined it (APPS-4).
     #[error("{0}")]
     AppRefused(String),
+    /// The tool-search model's files cannot be read or run (BUD-7).
+    #[error("embedding model: {0}")]
+    Embedding(String),
     #[error("no message at index {index} (the history has {len})")]
     NoSuchMessage { index: usize, len: usize },
 }

@@ -151,6 +151,8 @@ struct Inner {
     /// The ranking of the last searched set, with that set's key ([`index_key`]): built once
     /// while the set of searchable tools and their definitions stay the same.
     index: Option<(String, Arc<ToolIndex>)>,
+    /// The key of the last set whose tools were handed to the embedding model in the background.
+    prepared: Option<String>,
 }
 
 /// How one model request declares the MCP tools.
@@ -239,6 +241,7 @@ impl SearchState {
                     .cloned(),
             );
         }
+        self.prepare(&searchable);
         let names: BTreeSet<&str> = searchable.iter().map(|t| t.full_name.as_str()).collect();
         let hash = names_hash(&names);
         let announcement = (last_announced(history).as_deref() != Some(hash.as_str()))
@@ -300,26 +303,43 @@ impl SearchState {
         {
             return index.clone();
         }
-        let docs: Vec<SearchDoc> = tools
-            .iter()
-            .map(|t| {
-                let annotations = t
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| serde_json::to_value(a).ok());
-                SearchDoc::new(
-                    &t.full_name,
-                    t.title.as_deref(),
-                    t.description.as_deref(),
-                    &t.input_schema,
-                    annotations.as_ref(),
-                )
-            })
-            .collect();
-        let index = Arc::new(ToolIndex::new(&docs));
+        let index = Arc::new(ToolIndex::new(&search_docs(tools)));
         self.lock().index = Some((key, index.clone()));
         index
     }
+
+    /// Starts embedding a new set of searchable tools while the model thinks, so the first
+    /// search does not wait for it (BUD-7).
+    fn prepare(&self, tools: &[McpTool]) {
+        let key = index_key(tools);
+        {
+            let mut inner = self.lock();
+            if inner.prepared.as_ref() == Some(&key) {
+                return;
+            }
+            inner.prepared = Some(key);
+        }
+        ToolIndex::prepare(&search_docs(tools));
+    }
+}
+
+fn search_docs(tools: &[McpTool]) -> Vec<SearchDoc> {
+    tools
+        .iter()
+        .map(|t| {
+            let annotations = t
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok());
+            SearchDoc::new(
+                &t.full_name,
+                t.title.as_deref(),
+                t.description.as_deref(),
+                &t.input_schema,
+                annotations.as_ref(),
+            )
+        })
+        .collect()
 }
 
 /// What identifies a set of tools for the ranking: each full name with its definition's hash.
