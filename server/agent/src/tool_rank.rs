@@ -33,6 +33,9 @@ use embedding::{Embedder, Vector};
 /// The field's vocabulary: one group of equivalent words or phrases a line.
 const SYNONYMS: &str = include_str!("tool_rank/synonyms.txt");
 
+/// Products and services MCP servers are made for: one name a line (and its source count).
+const SERVICES: &str = include_str!("tool_rank/services.txt");
+
 /// Words that say nothing about a tool.
 const STOPWORDS: &[&str] = &[
     "a",
@@ -176,6 +179,8 @@ pub struct RankOptions {
     pub meaning_floor: f64,
     pub meaning_min: f64,
     pub meaning_alone: f64,
+    /// A query naming a service of `services.txt` that no tool mentions finds nothing.
+    pub services: bool,
     /// Snowball stemming (else only a plural `s` is dropped).
     pub stem: bool,
     /// Drop common English words.
@@ -202,6 +207,7 @@ impl Default for RankOptions {
             meaning_floor: 0.45,
             meaning_min: 0.18,
             meaning_alone: 0.35,
+            services: true,
             stem: true,
             stopwords: true,
         }
@@ -424,6 +430,15 @@ fn synonym_groups() -> &'static Vec<Vec<String>> {
     })
 }
 
+/// The names of [`SERVICES`].
+fn service_names() -> impl Iterator<Item = &'static str> {
+    SERVICES
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().next())
+}
+
 /// One idea of the query: a word of it, or a phrase of stopwords (`who am i`), and the terms of
 /// its synonyms (each a list of terms, all of which count).
 struct Concept {
@@ -443,6 +458,8 @@ pub struct ToolIndex {
     /// The embedding model and each tool's vector, when the model is installed and
     /// `options.meaning` is on.
     meaning: Option<(&'static Embedder, Vec<Vector>)>,
+    /// The terms of the services no tool of the set mentions.
+    absent_services: HashSet<String>,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -520,6 +537,13 @@ impl ToolIndex {
             }
             _ => None,
         };
+        let absent_services = match options.services {
+            true => service_names()
+                .filter_map(|name| tokenizer.term(name))
+                .filter(|term| !df.contains_key(term))
+                .collect(),
+            false => HashSet::new(),
+        };
         ToolIndex {
             docs: docs.to_vec(),
             terms,
@@ -527,6 +551,7 @@ impl ToolIndex {
             average_length,
             options,
             meaning,
+            absent_services,
         }
     }
 
@@ -636,6 +661,9 @@ impl ToolIndex {
         if let Some(selected) = self.select_by_names(query) {
             return selected;
         }
+        if self.names_absent_service(query) {
+            return Vec::new();
+        }
         let (mut scored, best_match) = self.lexical(query);
         if let Some((embedder, vectors)) = &self.meaning {
             match embedder.embed(&[query], embedding::QUERY_TOKENS) {
@@ -655,6 +683,18 @@ impl ToolIndex {
             .take(limit)
             .map(|(_, index)| &self.docs[index])
             .collect()
+    }
+
+    /// Whether `query` names a service (`services.txt`) that no tool of the set mentions.
+    fn names_absent_service(&self, query: &str) -> bool {
+        if self.absent_services.is_empty() {
+            return false;
+        }
+        let mut tokenizer = Tokenizer::new(&self.options);
+        tokenizer
+            .sequence(query)
+            .iter()
+            .any(|(term, _)| self.absent_services.contains(term))
     }
 
     /// The ranking of words and meaning together: each tool's word score (the best scaled to 1)
@@ -1063,6 +1103,20 @@ mod eval {
                     },
                 ),
                 ("no floor", RankOptions { floor: 0.0, ..base }),
+                (
+                    "no services",
+                    RankOptions {
+                        services: false,
+                        ..base
+                    },
+                ),
+                (
+                    "words only",
+                    RankOptions {
+                        meaning: 0.0,
+                        ..base
+                    },
+                ),
                 (
                     "no stemming",
                     RankOptions {
