@@ -542,6 +542,7 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         ("held-out half", &rates.held),
         ("second held-out set", &rates.held2),
         ("third held-out set (blind)", &rates.held3),
+        ("fourth held-out set (blind)", &rates.held4),
     ] {
         for miss in &rate.misses {
             eprintln!("  miss: {miss}");

@@ -53,8 +53,10 @@ pub struct HitRates {
     pub held: HitRate,
     /// The second held-out set (`tool_queries_held2.json`), written after `held` had been seen.
     pub held2: HitRate,
-    /// The third held-out set (`tool_queries_held3.json`), written blind.
+    /// The third and fourth held-out sets (`tool_queries_held3.json`, `…held4.json`), written
+    /// blind.
     pub held3: HitRate,
+    pub held4: HitRate,
     /// The ranking used the embedding model.
     pub by_meaning: bool,
     pub catalog: usize,
@@ -199,7 +201,7 @@ struct Query {
     query: String,
     /// The wanted full name; `None`: no tool does it.
     tool: Option<String>,
-    /// `tune`, `held`, `held2` or `held3`.
+    /// `tune`, `held`, `held2`, `held3` or `held4`.
     half: String,
     /// It shares a word with the wanted tool's own name.
     shares: bool,
@@ -211,6 +213,7 @@ fn queries() -> Result<Vec<Query>> {
         "tool_queries.json",
         "tool_queries_held2.json",
         "tool_queries_held3.json",
+        "tool_queries_held4.json",
     ] {
         let file: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join(name))?)?;
         for q in file["queries"].as_array().context("queries")? {
@@ -234,6 +237,7 @@ pub fn hit_rate() -> Result<HitRates> {
     let mut held = HitRate::default();
     let mut held2 = HitRate::default();
     let mut held3 = HitRate::default();
+    let mut held4 = HitRate::default();
     for Query {
         query,
         tool: wanted,
@@ -245,6 +249,7 @@ pub fn hit_rate() -> Result<HitRates> {
             "tune" => &mut tune,
             "held2" => &mut held2,
             "held3" => &mut held3,
+            "held4" => &mut held4,
             _ => &mut held,
         };
         let found: Vec<&str> = index
@@ -282,6 +287,7 @@ pub fn hit_rate() -> Result<HitRates> {
         held,
         held2,
         held3,
+        held4,
         by_meaning: index.by_meaning(),
         catalog: docs.len(),
         servers,
