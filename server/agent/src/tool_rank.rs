@@ -439,6 +439,19 @@ fn service_names() -> impl Iterator<Item = &'static str> {
         .filter_map(|l| l.split_whitespace().next())
 }
 
+/// A text's words as names are written: split on what is not a letter or digit only
+/// (`PagerDuty` stays one word), lowercased.
+fn name_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Whether a lowercased word is `name`, or its plural or singular (`sheet`, `sheets`).
+fn same_name(word: &str, name: &str) -> bool {
+    word == name || word.strip_suffix('s') == Some(name) || name.strip_suffix('s') == Some(word)
+}
+
 /// One idea of the query: a word of it, or a phrase of stopwords (`who am i`), and the terms of
 /// its synonyms (each a list of terms, all of which count).
 struct Concept {
@@ -538,10 +551,25 @@ impl ToolIndex {
             _ => None,
         };
         let absent_services = match options.services {
-            true => service_names()
-                .filter_map(|name| tokenizer.term(name))
-                .filter(|term| !df.contains_key(term))
-                .collect(),
+            true => {
+                // Names are matched as whole words, not stems ("linearly" is not Linear).
+                let mut present = HashSet::new();
+                for doc in docs {
+                    for text in [
+                        doc.full_name.as_str(),
+                        &doc.title,
+                        &doc.description,
+                        &doc.params,
+                        &doc.annotations,
+                    ] {
+                        present.extend(name_words(text));
+                    }
+                }
+                service_names()
+                    .filter(|name| !present.iter().any(|w| same_name(w, name)))
+                    .map(str::to_string)
+                    .collect()
+            }
             false => HashSet::new(),
         };
         ToolIndex {
@@ -687,14 +715,11 @@ impl ToolIndex {
 
     /// Whether `query` names a service (`services.txt`) that no tool of the set mentions.
     fn names_absent_service(&self, query: &str) -> bool {
-        if self.absent_services.is_empty() {
-            return false;
-        }
-        let mut tokenizer = Tokenizer::new(&self.options);
-        tokenizer
-            .sequence(query)
-            .iter()
-            .any(|(term, _)| self.absent_services.contains(term))
+        name_words(query).any(|word| {
+            self.absent_services
+                .iter()
+                .any(|name| same_name(&word, name))
+        })
     }
 
     /// The ranking of words and meaning together: each tool's word score (the best scaled to 1)
@@ -1030,6 +1055,61 @@ mod meaning_tests {
             ["mcp__git__git_status", "mcp__time__get_current_time"]
         );
     }
+}
+
+// BUD-7: a request for a service none of the tools serves finds nothing, the model or not, while
+// the same request for a connected service finds its tool, and connecting the service's server
+// makes the request find it.
+#[test]
+fn bud_7_a_service_no_tool_mentions_finds_nothing() {
+    let names = |found: Vec<&SearchDoc>| -> Vec<String> {
+        found.iter().map(|d| d.full_name.clone()).collect()
+    };
+    let mut docs = eval::catalog();
+    for options in [
+        RankOptions::default(),
+        RankOptions {
+            meaning: 0.0,
+            ..RankOptions::default()
+        },
+    ] {
+        let index = ToolIndex::with_options(&docs, options);
+        for query in [
+            "open a Linear issue for the login bug",
+            "page the on-call engineer in PagerDuty",
+            "put a Trello card on the board for the login bug",
+        ] {
+            assert_eq!(
+                names(index.search(query, 5)),
+                Vec::<String>::new(),
+                "{query:?}"
+            );
+        }
+        let github = names(index.search("open a GitHub issue for the login bug", 5));
+        assert!(
+            github.contains(&"mcp__github__create_issue".to_string()),
+            "{github:?}"
+        );
+        // "linearly" (sequential-thinking's description) is not the name Linear.
+        assert!(docs.iter().any(|d| d.description.contains("linearly")));
+    }
+    docs.push(SearchDoc {
+        full_name: "mcp__linear__create_issue".into(),
+        description: "Create an issue in Linear".into(),
+        ..SearchDoc::default()
+    });
+    let index = ToolIndex::with_options(
+        &docs,
+        RankOptions {
+            meaning: 0.0,
+            ..RankOptions::default()
+        },
+    );
+    let found = names(index.search("open a Linear issue for the login bug", 5));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("mcp__linear__create_issue")
+    );
 }
 
 #[cfg(test)]
