@@ -611,13 +611,16 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         target: "(context)",
         verdict: "",
     });
-    if let (Some(tools), Some(query), Some(kib)) = (r.embed_tools, r.embed_query, r.model_kib) {
+    if let (Some(tools), Some(read), Some(query), Some(kib)) =
+        (r.embed_tools, r.read_tools, r.embed_query, r.model_kib)
+    {
         table.push(Row {
             id: "",
             figure: format!(
-                "  of which embedding one query (median); {} new tools once: {}; the model: +{} MiB resident",
+                "  of which embedding one query (median); {} new tools once: {} (the next process reads them: {}); the model: +{} MiB resident",
                 r.tools,
                 fmt_time(tools),
+                fmt_time(read),
                 kib / 1024
             ),
             ours: fmt_time(query),

@@ -76,6 +76,8 @@ pub struct RankCost {
     /// (part of `build` and `rank`).
     pub embed_tools: Option<f64>,
     pub embed_query: Option<f64>,
+    /// The same 1,000 tools in the next process: their vectors read from disk.
+    pub read_tools: Option<f64>,
     /// What loading the model added to this process's resident memory (KiB).
     pub model_kib: Option<u64>,
 }
@@ -320,17 +322,26 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
     // With the model: the 1,000 tools embedded once by a fresh model (nothing cached), and the
     // process's model given them too, so the loop below times a set whose vectors are ready
     // (the agent embeds a new set in the background from the request that first defers it).
-    let (mut embed_tools, mut embed_query, mut model_kib) = (None, None, None);
+    let (mut embed_tools, mut read_tools, mut embed_query, mut model_kib) =
+        (None, None, None, None);
     if Embedder::shared().is_some()
         && let Some(dir) = embedding::model_dir()
     {
+        let disk = tempfile::tempdir()?;
+        let keep = Some(disk.path().to_path_buf());
         let before = util::rss_kib(std::process::id());
-        let fresh = Embedder::load(&dir)?;
+        let fresh = Embedder::load(&dir)?.with_disk_cache(keep.clone());
         model_kib = Some(util::rss_kib(std::process::id()).saturating_sub(before));
         let texts: Vec<String> = docs.iter().map(SearchDoc::meaning_text).collect();
         let start = Instant::now();
         fresh.tools(&texts)?;
         embed_tools = Some(util::secs(start.elapsed()));
+        // The next process: the same tools, their vectors read from disk.
+        let next = Embedder::load(&dir)?.with_disk_cache(keep);
+        let start = Instant::now();
+        next.tools(&texts)?;
+        read_tools = Some(util::secs(start.elapsed()));
+        drop(next);
         let mut times = Vec::with_capacity(repeats);
         for i in 0..repeats {
             let start = Instant::now();
@@ -389,6 +400,7 @@ pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
         round_trip: util::median(&round_trip),
         tools: docs.len(),
         embed_tools,
+        read_tools,
         embed_query,
         model_kib,
     })

