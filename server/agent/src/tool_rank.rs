@@ -447,9 +447,15 @@ fn name_words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Whether a lowercased word is `name`, or its plural or singular (`sheet`, `sheets`).
-fn same_name(word: &str, name: &str) -> bool {
-    word == name || word.strip_suffix('s') == Some(name) || name.strip_suffix('s') == Some(word)
+/// A lowercased name as written, in the plural and in the singular (`sheet`, `sheets`).
+fn name_forms(name: &str) -> impl Iterator<Item = String> + '_ {
+    [
+        Some(name.to_string()),
+        Some(format!("{name}s")),
+        name.strip_suffix('s').map(str::to_string),
+    ]
+    .into_iter()
+    .flatten()
 }
 
 /// One idea of the query: a word of it, or a phrase of stopwords (`who am i`), and the terms of
@@ -566,7 +572,7 @@ impl ToolIndex {
                     }
                 }
                 service_names()
-                    .filter(|name| !present.iter().any(|w| same_name(w, name)))
+                    .filter(|name| !name_forms(name).any(|form| present.contains(&form)))
                     .map(str::to_string)
                     .collect()
             }
@@ -692,7 +698,7 @@ impl ToolIndex {
         if self.names_absent_service(query) {
             return Vec::new();
         }
-        let (mut scored, best_match) = self.lexical(query);
+        let (scored, best_match) = self.lexical(query);
         if let Some((embedder, vectors)) = &self.meaning {
             match embedder.embed(&[query], embedding::QUERY_TOKENS) {
                 Ok(found) => {
@@ -705,6 +711,11 @@ impl ToolIndex {
         if best_match < self.options.floor {
             return Vec::new();
         }
+        self.best_first(scored, limit)
+    }
+
+    /// The `limit` best of `scored` (score, tool index), ties in catalog order.
+    fn best_first(&self, mut scored: Vec<(f64, usize)>, limit: usize) -> Vec<&SearchDoc> {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored
             .into_iter()
@@ -715,11 +726,7 @@ impl ToolIndex {
 
     /// Whether `query` names a service (`services.txt`) that no tool of the set mentions.
     fn names_absent_service(&self, query: &str) -> bool {
-        name_words(query).any(|word| {
-            self.absent_services
-                .iter()
-                .any(|name| same_name(&word, name))
-        })
+        name_words(query).any(|word| name_forms(&word).any(|f| self.absent_services.contains(&f)))
     }
 
     /// The ranking of words and meaning together: each tool's word score (the best scaled to 1)
@@ -754,12 +761,7 @@ impl ToolIndex {
                 combined[index].0 += score / best_words;
             }
         }
-        combined.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        combined
-            .into_iter()
-            .take(limit)
-            .map(|(_, index)| &self.docs[index])
-            .collect()
+        self.best_first(combined, limit)
     }
 
     /// Each matching tool's score (by its index) and the largest share of the query's weight

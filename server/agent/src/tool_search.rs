@@ -151,7 +151,7 @@ struct Inner {
     /// The ranking of the last searched set, with that set's key ([`index_key`]): built once
     /// while the set of searchable tools and their definitions stay the same.
     index: Option<(String, Arc<ToolIndex>)>,
-    /// The key of the last set whose tools were handed to the embedding model in the background.
+    /// The names' hash of the last set handed to the embedding model in the background.
     prepared: Option<String>,
 }
 
@@ -241,9 +241,9 @@ impl SearchState {
                     .cloned(),
             );
         }
-        self.prepare(&searchable);
         let names: BTreeSet<&str> = searchable.iter().map(|t| t.full_name.as_str()).collect();
         let hash = names_hash(&names);
+        self.prepare(&hash, &searchable);
         let announcement = (last_announced(history).as_deref() != Some(hash.as_str()))
             .then(|| announcement(&hash, &names));
         SearchPlan {
@@ -308,16 +308,16 @@ impl SearchState {
         index
     }
 
-    /// Starts embedding a new set of searchable tools while the model thinks, so the first
-    /// search does not wait for it (BUD-7).
-    fn prepare(&self, tools: &[McpTool]) {
-        let key = index_key(tools);
+    /// Starts embedding a new set of searchable tools (`names_hash`: its names' hash) while the
+    /// model thinks, so the first search does not wait for it (BUD-7). A definition that changed
+    /// under the same names is embedded by the search that needs it.
+    fn prepare(&self, names_hash: &str, tools: &[McpTool]) {
         {
             let mut inner = self.lock();
-            if inner.prepared.as_ref() == Some(&key) {
+            if inner.prepared.as_deref() == Some(names_hash) {
                 return;
             }
-            inner.prepared = Some(key);
+            inner.prepared = Some(names_hash.to_string());
         }
         ToolIndex::prepare(&search_docs(tools));
     }

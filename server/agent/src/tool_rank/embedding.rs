@@ -67,26 +67,25 @@ fn failed(what: impl std::fmt::Display) -> AgentError {
 impl Embedder {
     /// Loads the model from `dir`.
     pub fn load(dir: &Path) -> Result<Embedder, AgentError> {
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read(&path).map_err(|e| failed(format!("{}: {e}", path.display())))
+        let at = |name: &str, e: &dyn std::fmt::Display| {
+            failed(format!("{}: {e}", dir.join(name).display()))
         };
-        let config: Config = serde_json::from_slice(&read("config.json")?)
-            .map_err(|e| failed(format!("{}: {e}", dir.join("config.json").display())))?;
-        let mut tokenizer = Tokenizer::from_bytes(read("tokenizer.json")?)
-            .map_err(|e| failed(format!("{}: {e}", dir.join("tokenizer.json").display())))?;
+        let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| at(name, &e));
+        let config: Config =
+            serde_json::from_slice(&read("config.json")?).map_err(|e| at("config.json", &e))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(read("tokenizer.json")?).map_err(|e| at("tokenizer.json", &e))?;
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(None)
-            .map_err(|e| failed(format!("tokenizer.json: {e}")))?;
+            .map_err(|e| at("tokenizer.json", &e))?;
         let weights = VarBuilder::from_buffered_safetensors(
             read("model.safetensors")?,
             DType::F32,
             &Device::Cpu,
         )
-        .map_err(|e| failed(format!("{}: {e}", dir.join("model.safetensors").display())))?;
-        let model = BertModel::load(weights, &config)
-            .map_err(|e| failed(format!("{}: {e}", dir.join("model.safetensors").display())))?;
+        .map_err(|e| at("model.safetensors", &e))?;
+        let model = BertModel::load(weights, &config).map_err(|e| at("model.safetensors", &e))?;
         let weights_len = std::fs::metadata(dir.join("model.safetensors")).map_or(0, |m| m.len());
         Ok(Embedder {
             model,
