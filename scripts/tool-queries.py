@@ -12,6 +12,7 @@ SOURCE = {
     'held3': "third held-out set (issue 27, BUD-7), written blind by hand (from the catalog only, without seeing the ranking, its synonyms or the earlier query sets) before any further ranking change; every query is in half held3. ",
     'held4': "fourth held-out set (issue 27, BUD-7), written blind by hand on 2026-12-06 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held4. ",
     'held5': "fifth held-out set (issue 27, BUD-7), written blind by hand on 2026-12-06 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held5. ",
+    'held6': "sixth held-out set (issue 27, BUD-7), written blind by hand on 2026-12-07 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held6. ",
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 cat = {}
