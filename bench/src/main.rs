@@ -543,6 +543,8 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         ("second held-out set", &rates.held2),
         ("third held-out set (blind)", &rates.held3),
         ("fourth held-out set (blind)", &rates.held4),
+        ("fifth held-out set (blind, measured once)", &rates.held5),
+        ("sixth held-out set (blind, measured once)", &rates.held6),
     ] {
         for miss in &rate.misses {
             eprintln!("  miss: {miss}");

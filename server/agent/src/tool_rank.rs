@@ -1025,10 +1025,6 @@ mod tests {
     }
 }
 
-/// BUD-7's measure over the recorded catalogs (`bench/fixtures/catalog`) and queries
-/// (`bench/fixtures/tool_queries.json`, `tool_queries_held2.json` … `tool_queries_held4.json`):
-/// `WAVE_EVAL_HALF=tune|held|held2|held3|held4|all` (`all`: the sets that have been seen, not
-/// held4).
 // BUD-7: what the embedding model changes, on the recorded catalogs of 23 real servers (363
 // tools): queries that share no word with their tool, which the words alone do not find, come
 // first; a request no tool serves, on which the words alone return noise, finds nothing.
@@ -1142,6 +1138,12 @@ fn bud_7_a_service_no_tool_mentions_finds_nothing() {
     );
 }
 
+/// BUD-7's measure over the recorded catalogs (`bench/fixtures/catalog`) and queries
+/// (`bench/fixtures/tool_queries.json`, `tool_queries_held2.json` … `tool_queries_held6.json`):
+/// `WAVE_EVAL_HALF=tune|held|held2|…|held6|all` (`all`: the sets that have been seen, not the
+/// newest, `UNSEEN`). `WAVE_EVAL_QUERY="…"` breaks one query down; `WAVE_EVAL_QUERY_TEXT`
+/// (`nodigits`, `expand`, `nostop`, `syn2`, `synall`) and `WAVE_EVAL_TOOL_TEXT` (`noserver`,
+/// `sentence`, `params`, `desc`) change what the model reads in `WAVE_EVAL_DUMP`'s cosines.
 #[cfg(test)]
 mod eval {
     use super::*;
@@ -1381,8 +1383,10 @@ mod eval {
                     .collect::<Vec<_>>()
             );
             if let Some((embedder, vectors)) = &index.meaning {
+                let text = index.meaning_query(&query);
+                println!("the model reads: {text:?}");
                 let found = embedder
-                    .embed(&[query.as_str()], embedding::QUERY_TOKENS)
+                    .embed(&[text.as_str()], embedding::QUERY_TOKENS)
                     .unwrap();
                 let mut cos: Vec<(f32, usize)> = vectors
                     .iter()
@@ -1522,7 +1526,7 @@ mod eval {
         if v.contains("nostop") {
             words.retain(|w| !STOPWORDS.contains(&w.to_lowercase().as_str()));
         }
-        if v.contains("synall") {
+        if v.contains("syn2") || v.contains("synall") {
             let lower = format!(" {} ", words.join(" ").to_lowercase());
             let mut extra = Vec::new();
             for group in synonym_groups() {
@@ -1531,12 +1535,7 @@ mod eval {
                         group
                             .iter()
                             .filter(|e| *e != hit)
-                            .take(
-                                std::env::var("SYN_TAKE")
-                                    .ok()
-                                    .and_then(|t| t.parse().ok())
-                                    .unwrap_or(2),
-                            )
+                            .take(if v.contains("synall") { usize::MAX } else { 2 })
                             .cloned(),
                     );
                 }
