@@ -1509,16 +1509,14 @@ mod eval {
                     .trim_matches(|c: char| !c.is_alphanumeric())
                     .to_lowercase();
                 out.push(w);
-                if bare.len() <= 3 && !bare.is_empty() {
-                    if let Some(group) = synonym_groups().iter().find(|g| g.contains(&bare)) {
-                        if let Some(long) = group
-                            .iter()
-                            .filter(|e| e.len() > 3)
-                            .max_by_key(|e| e.contains(' '))
-                        {
-                            out.push(format!("({long})"));
-                        }
-                    }
+                let group = synonym_groups().iter().find(|g| g.contains(&bare));
+                let long = group.and_then(|g| {
+                    g.iter()
+                        .filter(|e| e.len() > 3)
+                        .max_by_key(|e| e.contains(' '))
+                });
+                if let (true, Some(long)) = (bare.len() <= 3 && !bare.is_empty(), long) {
+                    out.push(format!("({long})"));
                 }
             }
             words = out;
