@@ -1301,7 +1301,7 @@ mod eval {
     }
 
     /// The newest held-out set, written blind and measured once: never in `all` nor dumped.
-    const UNSEEN: &str = "held6";
+    const UNSEEN: &str = "held7";
 
     fn eval(label: &str, options: RankOptions) {
         let half = std::env::var("WAVE_EVAL_HALF").unwrap_or_else(|_| "tune".into());
@@ -1316,6 +1316,7 @@ mod eval {
             "tool_queries_held4.json",
             "tool_queries_held5.json",
             "tool_queries_held6.json",
+            "tool_queries_held7.json",
         ] {
             let Ok(text) = std::fs::read_to_string(fixtures().join(file)) else {
                 continue;
@@ -1348,7 +1349,12 @@ mod eval {
                     let cosines: Vec<f32> = match &index.meaning {
                         Some((embedder, vectors)) => {
                             let vectors = variant_vectors.as_ref().unwrap_or(vectors);
-                            let text = if std::env::var_os("WAVE_EVAL_QUERY_TEXT").is_some() { variant_query(query) } else { index.meaning_query(query) };
+                            let text = match std::env::var("WAVE_EVAL_QUERY_TEXT") {
+                                // `prod…`: the variant on top of what the search reads.
+                                Ok(v) if v.starts_with("prod") => variant_query(&index.meaning_query(query)),
+                                Ok(_) => variant_query(query),
+                                Err(_) => index.meaning_query(query),
+                            };
                             let found = embedder.embed(&[text.as_str()], embedding::QUERY_TOKENS).unwrap();
                             vectors.iter().map(|v| embedding::cosine(v, &found[0])).collect()
                         }
