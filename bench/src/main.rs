@@ -545,6 +545,7 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         ("fourth held-out set (blind)", &rates.held4),
         ("fifth held-out set (blind, measured once)", &rates.held5),
         ("sixth held-out set (blind, measured once)", &rates.held6),
+        ("seventh held-out set (blind, measured once)", &rates.held7),
     ] {
         for miss in &rate.misses {
             eprintln!("  miss: {miss}");

@@ -1,6 +1,6 @@
 //! The recorded catalogs of real MCP servers and the hand-written queries over them (BUD-7,
 //! bench row 8): `bench/fixtures/catalog/<server>.json` (recorded by `scripts/record-catalog.sh`)
-//! and `bench/fixtures/tool_queries.json`, `tool_queries_held2.json` … `tool_queries_held6.json`
+//! and `bench/fixtures/tool_queries.json`, `tool_queries_held2.json` … `tool_queries_held7.json`
 //! (`scripts/tool-queries.py`).
 
 use std::path::PathBuf;
@@ -31,7 +31,7 @@ pub fn recorded_catalogs() -> Vec<(String, PathBuf)> {
 
 /// One query: the words, the full name of the tool it wants (`None`: no tool does it), its
 /// half (`tune` or `held`; `held2`: the second held-out set, written after `held` had been seen;
-/// `held3` … `held6`: the third to sixth, each written blind, from the catalog alone),
+/// `held3` … `held7`: the third to seventh, each written blind, from the catalog alone),
 /// and whether it shares a word with the tool's own name.
 #[derive(Debug, Clone)]
 pub struct ToolQuery {
@@ -50,6 +50,7 @@ pub fn tool_queries() -> Vec<ToolQuery> {
         "tool_queries_held4.json",
         "tool_queries_held5.json",
         "tool_queries_held6.json",
+        "tool_queries_held7.json",
     ] {
         let text = std::fs::read_to_string(fixtures_dir().join(name))
             .unwrap_or_else(|e| panic!("bench/fixtures/{name}: {e}"));
