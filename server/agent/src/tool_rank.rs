@@ -725,8 +725,8 @@ impl ToolIndex {
     }
 
     /// What the model reads of a query: the query, then the first other entry of each group of
-    /// the vocabulary it says ("create an MR (pr)", "give the ticket to Alice (issue, assignee)"):
-    /// the vocabulary knows the field's words better than the model does (bench row 8).
+    /// the vocabulary it says ("create an MR (pr, new)", "give the ticket to Alice (issue,
+    /// assign)"): the vocabulary knows the field's words better than the model does (bench row 8).
     fn meaning_query(&self, query: &str) -> String {
         if self.options.synonyms <= 0.0 {
             return query.to_string();
