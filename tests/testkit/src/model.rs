@@ -120,6 +120,9 @@ impl FakeModel {
         });
         let router = Router::new()
             .route("/v1/chat/completions", post(answer))
+            // A real model API takes requests far above axum's 2 MB default (the BUD-7 test's
+            // last request carries some 800 search results).
+            .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
