@@ -98,6 +98,30 @@ struct Row {
     verdict: &'static str,
 }
 
+/// Row 8b's name of a query half: `tune`, `held`, then `heldN`, the N-th held-out set (from the
+/// third on written blind, from the fifth on measured once, after the last ranking change).
+fn half_label(half: &str) -> String {
+    const ORDINALS: [&str; 8] = [
+        "", "", "second", "third", "fourth", "fifth", "sixth", "seventh",
+    ];
+    match half {
+        "tune" => return "tuning half".into(),
+        "held" => return "held-out half".into(),
+        _ => {}
+    }
+    let n: usize = half.trim_start_matches("held").parse().unwrap_or(0);
+    let ordinal = ORDINALS.get(n).copied().filter(|o| !o.is_empty());
+    let name = ordinal.map_or_else(
+        || format!("held-out set {half}"),
+        |o| format!("{o} held-out set"),
+    );
+    match n {
+        3 | 4 => format!("{name} (blind)"),
+        5.. => format!("{name} (blind, measured once)"),
+        _ => name,
+    }
+}
+
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "MISSED" }
 }
@@ -537,16 +561,8 @@ async fn tool_search_rows(table: &mut Vec<Row>, quick: bool) -> Result<()> {
         }
     );
     let pct = |a: usize, b: usize| a as f64 / b.max(1) as f64;
-    for (half, rate) in [
-        ("tuning half", &rates.tune),
-        ("held-out half", &rates.held),
-        ("second held-out set", &rates.held2),
-        ("third held-out set (blind)", &rates.held3),
-        ("fourth held-out set (blind)", &rates.held4),
-        ("fifth held-out set (blind, measured once)", &rates.held5),
-        ("sixth held-out set (blind, measured once)", &rates.held6),
-        ("seventh held-out set (blind, measured once)", &rates.held7),
-    ] {
+    for (half, rate) in &rates.halves {
+        let half = half_label(half);
         for miss in &rate.misses {
             eprintln!("  miss: {miss}");
         }

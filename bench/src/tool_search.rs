@@ -16,6 +16,7 @@ use wave_mcp_agent::tool_rank::embedding::{self, Embedder};
 use wave_mcp_agent::tool_rank::{SearchDoc, ToolIndex};
 use wave_mcp_manager::{ManagerOptions, McpManager, names};
 use wave_mcp_testkit::FakeModel;
+use wave_mcp_testkit::catalog::{ToolQuery, tool_queries};
 
 use crate::util::{self, Scratch};
 
@@ -47,19 +48,10 @@ pub struct HitRate {
     pub misses: Vec<String>,
 }
 
-/// Row 8b: both halves over the recorded catalog.
+/// Row 8b: each half over the recorded catalog.
 pub struct HitRates {
-    pub tune: HitRate,
-    pub held: HitRate,
-    /// The second held-out set (`tool_queries_held2.json`), written after `held` had been seen.
-    pub held2: HitRate,
-    /// The third to seventh held-out sets (`tool_queries_held3.json` … `…held7.json`), each
-    /// written blind; held5, held6 and held7 were measured once, after the last ranking change.
-    pub held3: HitRate,
-    pub held4: HitRate,
-    pub held5: HitRate,
-    pub held6: HitRate,
-    pub held7: HitRate,
+    /// Per half (`tune`, `held`, `held2` …), in the order the query files give them.
+    pub halves: Vec<(String, HitRate)>,
     /// The ranking used the embedding model.
     pub by_meaning: bool,
     pub catalog: usize,
@@ -201,71 +193,27 @@ fn catalog_docs() -> Result<(Vec<SearchDoc>, usize)> {
     Ok((docs, paths.len()))
 }
 
-/// One query of `tool_queries.json`.
-struct Query {
-    query: String,
-    /// The wanted full name; `None`: no tool does it.
-    tool: Option<String>,
-    /// `tune`, `held`, `held2` … `held7`.
-    half: String,
-    /// It shares a word with the wanted tool's own name.
-    shares: bool,
-}
-
-fn queries() -> Result<Vec<Query>> {
-    let mut out = Vec::new();
-    for name in [
-        "tool_queries.json",
-        "tool_queries_held2.json",
-        "tool_queries_held3.json",
-        "tool_queries_held4.json",
-        "tool_queries_held5.json",
-        "tool_queries_held6.json",
-        "tool_queries_held7.json",
-    ] {
-        let file: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join(name))?)?;
-        for q in file["queries"].as_array().context("queries")? {
-            out.push(Query {
-                query: q["query"].as_str().context("query")?.to_string(),
-                tool: q["tool"].as_str().map(str::to_string),
-                half: q["half"].as_str().context("half")?.to_string(),
-                shares: q["sharesNameWord"].as_bool().context("sharesNameWord")?,
-            });
-        }
-    }
-    Ok(out)
-}
-
 /// Row 8b: per half, the wanted tool among the top 5 of each query; nothing found for the
 /// queries no tool answers.
 pub fn hit_rate() -> Result<HitRates> {
     let (docs, servers) = catalog_docs()?;
     let index = ToolIndex::new(&docs);
-    let mut tune = HitRate::default();
-    let mut held = HitRate::default();
-    let mut held2 = HitRate::default();
-    let mut held3 = HitRate::default();
-    let mut held4 = HitRate::default();
-    let mut held5 = HitRate::default();
-    let mut held6 = HitRate::default();
-    let mut held7 = HitRate::default();
-    for Query {
+    let mut halves: Vec<(String, HitRate)> = Vec::new();
+    for ToolQuery {
         query,
         tool: wanted,
         half,
-        shares,
-    } in queries()?
+        shares_name_word: shares,
+    } in tool_queries()
     {
-        let rate = match half.as_str() {
-            "tune" => &mut tune,
-            "held2" => &mut held2,
-            "held3" => &mut held3,
-            "held4" => &mut held4,
-            "held5" => &mut held5,
-            "held6" => &mut held6,
-            "held7" => &mut held7,
-            _ => &mut held,
+        let at = match halves.iter().position(|(h, _)| *h == half) {
+            Some(at) => at,
+            None => {
+                halves.push((half.clone(), HitRate::default()));
+                halves.len() - 1
+            }
         };
+        let rate = &mut halves[at].1;
         let found: Vec<&str> = index
             .search(&query, 5)
             .iter()
@@ -296,15 +244,10 @@ pub fn hit_rate() -> Result<HitRates> {
                 .push(format!("{half}: {query:?} → {found:?} (wanted {wanted})"));
         }
     }
+    // The tuning half, the held-out half, then the later sets in order.
+    halves.sort_by_key(|(half, _)| (half != "tune", half != "held", half.len(), half.clone()));
     Ok(HitRates {
-        tune,
-        held,
-        held2,
-        held3,
-        held4,
-        held5,
-        held6,
-        held7,
+        halves,
         by_meaning: index.by_meaning(),
         catalog: docs.len(),
         servers,
@@ -315,7 +258,7 @@ pub fn hit_rate() -> Result<HitRates> {
 /// against `McpManager::call_tool` of our stdio test server's `echo`; medians.
 pub async fn rank_cost(repeats: usize) -> Result<RankCost> {
     let (base, _) = catalog_docs()?;
-    let queries: Vec<String> = queries()?
+    let queries: Vec<String> = tool_queries()
         .into_iter()
         .filter(|q| q.tool.is_some())
         .map(|q| q.query)

@@ -1308,22 +1308,7 @@ mod eval {
         let docs = catalog();
         let index = ToolIndex::with_options(&docs, options);
         // The first set (halves tune and held) and the held-out sets held2 … held5.
-        let mut queries = Vec::new();
-        for file in [
-            "tool_queries.json",
-            "tool_queries_held2.json",
-            "tool_queries_held3.json",
-            "tool_queries_held4.json",
-            "tool_queries_held5.json",
-            "tool_queries_held6.json",
-            "tool_queries_held7.json",
-        ] {
-            let Ok(text) = std::fs::read_to_string(fixtures().join(file)) else {
-                continue;
-            };
-            let set: Value = serde_json::from_str(&text).unwrap();
-            queries.extend(set["queries"].as_array().unwrap().iter().cloned());
-        }
+        let queries = wave_mcp_testkit::catalog::tool_queries();
         if let Some(path) = std::env::var_os("WAVE_EVAL_DUMP") {
             let variant_vectors = match (std::env::var("WAVE_EVAL_TOOL_TEXT").ok(), &index.meaning)
             {
@@ -1342,9 +1327,9 @@ mod eval {
             // Never the unseen set: it is measured once, not tuned on.
             let dump: Vec<Value> = queries
                 .iter()
-                .filter(|q| q["half"] != UNSEEN)
+                .filter(|q| q.half != UNSEEN)
                 .map(|q| {
-                    let query = q["query"].as_str().unwrap();
+                    let query = q.query.as_str();
                     let (scored, best) = index.lexical(query);
                     let cosines: Vec<f32> = match &index.meaning {
                         Some((embedder, vectors)) => {
@@ -1422,19 +1407,19 @@ mod eval {
         for q in &queries {
             // `all`: the sets that have been seen (not the newest).
             let wanted = match half.as_str() {
-                "all" => q["half"] != UNSEEN,
-                half => q["half"] == half,
+                "all" => q.half != UNSEEN,
+                half => q.half == half,
             };
             if !wanted {
                 continue;
             }
-            let query = q["query"].as_str().unwrap();
+            let query = q.query.as_str();
             let found: Vec<&str> = index
                 .search(query, 5)
                 .iter()
                 .map(|d| d.full_name.as_str())
                 .collect();
-            match q["tool"].as_str() {
+            match q.tool.as_deref() {
                 None => {
                     en += 1;
                     if found.is_empty() {
@@ -1447,7 +1432,7 @@ mod eval {
                     let ok = found.contains(&tool);
                     n += 1;
                     hit += usize::from(ok);
-                    if q["sharesNameWord"] == false {
+                    if !q.shares_name_word {
                         pn += 1;
                         phit += usize::from(ok);
                     }

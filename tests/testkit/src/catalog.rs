@@ -41,18 +41,18 @@ pub struct ToolQuery {
     pub shares_name_word: bool,
 }
 
+/// Every query of every set, the sets in file-name order (`tool_queries.json` first, then
+/// `tool_queries_held2.json`, …): a new set is found without being listed.
 pub fn tool_queries() -> Vec<ToolQuery> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .expect("bench/fixtures")
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("tool_queries") && name.ends_with(".json"))
+        .collect();
+    names.sort();
     let mut out = Vec::new();
-    for name in [
-        "tool_queries.json",
-        "tool_queries_held2.json",
-        "tool_queries_held3.json",
-        "tool_queries_held4.json",
-        "tool_queries_held5.json",
-        "tool_queries_held6.json",
-        "tool_queries_held7.json",
-    ] {
-        let text = std::fs::read_to_string(fixtures_dir().join(name))
+    for name in names {
+        let text = std::fs::read_to_string(fixtures_dir().join(&name))
             .unwrap_or_else(|e| panic!("bench/fixtures/{name}: {e}"));
         let file: Value = serde_json::from_str(&text).expect("a query file is JSON");
         out.extend(
