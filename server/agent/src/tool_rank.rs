@@ -479,6 +479,9 @@ pub struct ToolIndex {
     meaning: Option<(&'static Embedder, Vec<Vector>)>,
     /// The terms of the services no tool of the set mentions.
     absent_services: HashSet<String>,
+    /// The vocabulary's groups as the tokenizer reads them (each entry's words, a stopword
+    /// marked), one to one with [`synonym_groups`]; empty without synonyms.
+    vocabulary: Vec<Vec<Vec<(String, bool)>>>,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -578,6 +581,13 @@ impl ToolIndex {
             }
             false => HashSet::new(),
         };
+        let vocabulary = match options.synonyms > 0.0 {
+            true => synonym_groups()
+                .iter()
+                .map(|group| group.iter().map(|e| tokenizer.sequence(e)).collect())
+                .collect(),
+            false => Vec::new(),
+        };
         ToolIndex {
             docs: docs.to_vec(),
             terms,
@@ -586,6 +596,7 @@ impl ToolIndex {
             options,
             meaning,
             absent_services,
+            vocabulary,
         }
     }
 
@@ -634,12 +645,7 @@ impl ToolIndex {
                 });
             }
         }
-        if self.options.synonyms <= 0.0 {
-            return concepts;
-        }
-        for group in synonym_groups() {
-            let entries: Vec<Vec<(String, bool)>> =
-                group.iter().map(|e| tokenizer.sequence(e)).collect();
+        for entries in &self.vocabulary {
             for (at, entry) in entries.iter().enumerate() {
                 let Some(start) = find_phrase(&sequence, entry) else {
                     continue;
@@ -728,16 +734,12 @@ impl ToolIndex {
     /// the vocabulary it says ("create an MR (pr, new)", "give the ticket to Alice (issue,
     /// assign)"): the vocabulary knows the field's words better than the model does (bench row 8).
     fn meaning_query(&self, query: &str) -> String {
-        if self.options.synonyms <= 0.0 {
-            return query.to_string();
-        }
-        let mut tokenizer = Tokenizer::new(&self.options);
-        let sequence = tokenizer.sequence(query);
+        let sequence = Tokenizer::new(&self.options).sequence(query);
         let mut others: Vec<&str> = Vec::new();
-        for group in synonym_groups() {
-            let Some(said) = group
+        for (group, entries) in synonym_groups().iter().zip(&self.vocabulary) {
+            let Some(said) = entries
                 .iter()
-                .position(|entry| find_phrase(&sequence, &tokenizer.sequence(entry)).is_some())
+                .position(|entry| find_phrase(&sequence, entry).is_some())
             else {
                 continue;
             };
