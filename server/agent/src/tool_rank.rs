@@ -36,6 +36,15 @@ const SYNONYMS: &str = include_str!("tool_rank/synonyms.txt");
 /// Products and services MCP servers are made for: one name a line (and its source count).
 const SERVICES: &str = include_str!("tool_rank/services.txt");
 
+/// The kinds of action a request asks for and the verbs that say them.
+const ACTIONS: &str = include_str!("tool_rank/actions.txt");
+
+/// Words before a request's verb: "please", "can you", "I want to", "let's".
+const LEAD_FILLERS: &[&str] = &[
+    "please", "can", "could", "would", "you", "i", "we", "want", "to", "need", "let", "lets", "s",
+    "go", "ahead", "and", "just", "quickly", "kindly",
+];
+
 /// Words that say nothing about a tool.
 const STOPWORDS: &[&str] = &[
     "a",
@@ -181,6 +190,9 @@ pub struct RankOptions {
     pub meaning_alone: f64,
     /// A query naming a service of `services.txt` that no tool mentions finds nothing.
     pub services: bool,
+    /// A query starting with a verb of `actions.txt` finds nothing when no tool found does (or
+    /// may do) that kind of action.
+    pub actions: bool,
     /// Snowball stemming (else only a plural `s` is dropped).
     pub stem: bool,
     /// Drop common English words.
@@ -208,6 +220,7 @@ impl Default for RankOptions {
             meaning_min: 0.2,
             meaning_alone: 0.3,
             services: true,
+            actions: true,
             stem: true,
             stopwords: true,
         }
@@ -445,6 +458,72 @@ fn name_words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
+}
+
+/// The verbs of [`ACTIONS`], parsed once: each verb's kinds of action (a bit each), and the
+/// verbs that start no check in a query.
+struct ActionVerbs {
+    kinds: HashMap<String, u8>,
+    ambiguous: HashSet<String>,
+}
+
+fn action_verbs() -> &'static ActionVerbs {
+    static VERBS: OnceLock<ActionVerbs> = OnceLock::new();
+    VERBS.get_or_init(|| {
+        let mut verbs = ActionVerbs {
+            kinds: HashMap::new(),
+            ambiguous: HashSet::new(),
+        };
+        let lines = ACTIONS
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'));
+        let mut bit = 1u8;
+        for line in lines {
+            let Some((kind, list)) = line.split_once(':') else {
+                continue;
+            };
+            let words = list.split(',').map(|w| w.trim().to_lowercase());
+            if kind.trim() == "ambiguous" {
+                verbs.ambiguous.extend(words);
+                continue;
+            }
+            for word in words {
+                *verbs.kinds.entry(word).or_default() |= bit;
+            }
+            bit <<= 1;
+        }
+        verbs
+    })
+}
+
+/// The kinds of action a query asks for: those of its first word after the fillers ("please
+/// archive ..." → delete); none when that word is no verb of [`ACTIONS`] or an ambiguous one.
+fn asked_actions(query: &str) -> u8 {
+    let mut first = None;
+    for_each_word(query, |word| {
+        if first.is_none() && !LEAD_FILLERS.contains(&word) {
+            first = Some(word.to_string());
+        }
+    });
+    let verbs = action_verbs();
+    match first {
+        Some(word) if !verbs.ambiguous.contains(&word) => {
+            verbs.kinds.get(&word).copied().unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// The kinds of action a tool's own name and title say (none: it may do anything).
+fn tool_actions(doc: &SearchDoc) -> u8 {
+    let kinds = &action_verbs().kinds;
+    let mut found = 0;
+    let (_, tool) = split_full_name(&doc.full_name);
+    for text in [tool, doc.title.as_str()] {
+        for_each_word(text, |word| found |= kinds.get(word).copied().unwrap_or(0));
+    }
+    found
 }
 
 /// A lowercased name as written, in the plural and in the singular (`sheet`, `sheets`).
@@ -704,6 +783,25 @@ impl ToolIndex {
         if self.names_absent_service(query) {
             return Vec::new();
         }
+        let found = self.ranked(query, limit);
+        // A request to do what none of the tools found does ("archive the Slack channel", and
+        // the Slack tools list, read and post) finds nothing.
+        let asked = match self.options.actions {
+            true => asked_actions(query),
+            false => 0,
+        };
+        let done = |doc: &&SearchDoc| {
+            let kinds = tool_actions(doc);
+            kinds == 0 || kinds & asked != 0
+        };
+        if asked != 0 && !found.iter().any(done) {
+            return Vec::new();
+        }
+        found
+    }
+
+    /// The ranking behind the floor: by words, and by meaning too with the model.
+    fn ranked(&self, query: &str, limit: usize) -> Vec<&SearchDoc> {
         let (scored, best_match) = self.lexical(query);
         if let Some((embedder, vectors)) = &self.meaning {
             match embedder.embed(&[&self.meaning_query(query)], embedding::QUERY_TOKENS) {
@@ -1085,6 +1183,66 @@ mod meaning_tests {
     }
 }
 
+// BUD-7: a request to do what the connected service's tools do not do ("archive the Slack
+// channel", and the Slack tools list, read and post) finds nothing, the model or not; the same
+// request finds the tool once a server has it, and a request for what the tools do finds them.
+#[test]
+fn bud_7_an_action_no_tool_found_does_finds_nothing() {
+    let names = |found: Vec<&SearchDoc>| -> Vec<String> {
+        found.iter().map(|d| d.full_name.clone()).collect()
+    };
+    let archive = "please archive the Slack channel #old-project";
+    let mut docs = eval::catalog();
+    for meaning in [RankOptions::default().meaning, 0.0] {
+        let options = RankOptions {
+            meaning,
+            ..RankOptions::default()
+        };
+        let unchecked = ToolIndex::with_options(
+            &docs,
+            RankOptions {
+                actions: false,
+                ..options
+            },
+        );
+        let noise = names(unchecked.search(archive, 5));
+        assert!(
+            noise.iter().any(|n| n.starts_with("mcp__slack__")),
+            "{noise:?}"
+        );
+        let index = ToolIndex::with_options(&docs, options);
+        assert_eq!(names(index.search(archive, 5)), Vec::<String>::new());
+        let listed = names(index.search("list the Slack channels", 5));
+        assert!(
+            listed.contains(&"mcp__slack__slack_list_channels".to_string()),
+            "{listed:?}"
+        );
+        // A verb that may say several things starts no check: "get rid of" deletes.
+        let rid = names(index.search("get rid of Jira ticket CORE-20", 5));
+        assert!(
+            rid.contains(&"mcp__atlassian__jira_delete_issue".to_string()),
+            "{rid:?}"
+        );
+    }
+    docs.push(SearchDoc {
+        full_name: "mcp__slack__slack_archive_channel".into(),
+        description: "Archive a channel in the workspace".into(),
+        ..SearchDoc::default()
+    });
+    let index = ToolIndex::with_options(
+        &docs,
+        RankOptions {
+            meaning: 0.0,
+            ..RankOptions::default()
+        },
+    );
+    let found = names(index.search(archive, 5));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("mcp__slack__slack_archive_channel")
+    );
+}
+
 // BUD-7: a request for a service none of the tools serves finds nothing, the model or not, while
 // the same request for a connected service finds its tool, and connecting the service's server
 // makes the request find it.
@@ -1226,6 +1384,13 @@ mod eval {
                     },
                 ),
                 (
+                    "no action check",
+                    RankOptions {
+                        actions: false,
+                        ..base
+                    },
+                ),
+                (
                     "words only",
                     RankOptions {
                         meaning: 0.0,
@@ -1359,6 +1524,7 @@ mod eval {
             let (mut scored, best) = index.lexical(&query);
             scored.sort_by(|a, b| b.0.total_cmp(&a.0));
             println!("absent service: {}", index.names_absent_service(&query));
+            println!("asked actions: {:#b}", asked_actions(&query));
             println!(
                 "concepts: {:?}",
                 index
