@@ -1183,14 +1183,38 @@ mod meaning_tests {
     }
 }
 
+/// The full names of what a search found.
+#[cfg(test)]
+fn found_names(found: Vec<&SearchDoc>) -> Vec<String> {
+    found.iter().map(|d| d.full_name.clone()).collect()
+}
+
+/// What a search by words finds first once `docs` has one tool more.
+#[cfg(test)]
+fn first_found_with(
+    docs: &mut Vec<SearchDoc>,
+    full_name: &str,
+    description: &str,
+    query: &str,
+) -> Option<String> {
+    docs.push(SearchDoc {
+        full_name: full_name.into(),
+        description: description.into(),
+        ..SearchDoc::default()
+    });
+    let words_only = RankOptions {
+        meaning: 0.0,
+        ..RankOptions::default()
+    };
+    let index = ToolIndex::with_options(docs, words_only);
+    found_names(index.search(query, 5)).into_iter().next()
+}
+
 // BUD-7: a request to do what the connected service's tools do not do ("archive the Slack
 // channel", and the Slack tools list, read and post) finds nothing, the model or not; the same
 // request finds the tool once a server has it, and a request for what the tools do finds them.
 #[test]
 fn bud_7_an_action_no_tool_found_does_finds_nothing() {
-    let names = |found: Vec<&SearchDoc>| -> Vec<String> {
-        found.iter().map(|d| d.full_name.clone()).collect()
-    };
     let archive = "please archive the Slack channel #old-project";
     let mut docs = eval::catalog();
     for meaning in [RankOptions::default().meaning, 0.0] {
@@ -1205,42 +1229,33 @@ fn bud_7_an_action_no_tool_found_does_finds_nothing() {
                 ..options
             },
         );
-        let noise = names(unchecked.search(archive, 5));
+        let noise = found_names(unchecked.search(archive, 5));
         assert!(
             noise.iter().any(|n| n.starts_with("mcp__slack__")),
             "{noise:?}"
         );
         let index = ToolIndex::with_options(&docs, options);
-        assert_eq!(names(index.search(archive, 5)), Vec::<String>::new());
-        let listed = names(index.search("list the Slack channels", 5));
+        assert_eq!(found_names(index.search(archive, 5)), Vec::<String>::new());
+        let listed = found_names(index.search("list the Slack channels", 5));
         assert!(
             listed.contains(&"mcp__slack__slack_list_channels".to_string()),
             "{listed:?}"
         );
         // A verb that may say several things starts no check: "get rid of" deletes.
-        let rid = names(index.search("get rid of Jira ticket CORE-20", 5));
+        let rid = found_names(index.search("get rid of Jira ticket CORE-20", 5));
         assert!(
             rid.contains(&"mcp__atlassian__jira_delete_issue".to_string()),
             "{rid:?}"
         );
     }
-    docs.push(SearchDoc {
-        full_name: "mcp__slack__slack_archive_channel".into(),
-        description: "Archive a channel in the workspace".into(),
-        ..SearchDoc::default()
-    });
-    let index = ToolIndex::with_options(
-        &docs,
-        RankOptions {
-            meaning: 0.0,
-            ..RankOptions::default()
-        },
+    let archiving = "mcp__slack__slack_archive_channel";
+    let found = first_found_with(
+        &mut docs,
+        archiving,
+        "Archive a channel in the workspace",
+        archive,
     );
-    let found = names(index.search(archive, 5));
-    assert_eq!(
-        found.first().map(String::as_str),
-        Some("mcp__slack__slack_archive_channel")
-    );
+    assert_eq!(found.as_deref(), Some(archiving));
 }
 
 // BUD-7: a request for a service none of the tools serves finds nothing, the model or not, while
@@ -1248,9 +1263,6 @@ fn bud_7_an_action_no_tool_found_does_finds_nothing() {
 // makes the request find it.
 #[test]
 fn bud_7_a_service_no_tool_mentions_finds_nothing() {
-    let names = |found: Vec<&SearchDoc>| -> Vec<String> {
-        found.iter().map(|d| d.full_name.clone()).collect()
-    };
     let mut docs = eval::catalog();
     for options in [
         RankOptions::default(),
@@ -1266,12 +1278,12 @@ fn bud_7_a_service_no_tool_mentions_finds_nothing() {
             "put a Trello card on the board for the login bug",
         ] {
             assert_eq!(
-                names(index.search(query, 5)),
+                found_names(index.search(query, 5)),
                 Vec::<String>::new(),
                 "{query:?}"
             );
         }
-        let github = names(index.search("open a GitHub issue for the login bug", 5));
+        let github = found_names(index.search("open a GitHub issue for the login bug", 5));
         assert!(
             github.contains(&"mcp__github__create_issue".to_string()),
             "{github:?}"
@@ -1279,23 +1291,10 @@ fn bud_7_a_service_no_tool_mentions_finds_nothing() {
         // "linearly" (sequential-thinking's description) is not the name Linear.
         assert!(docs.iter().any(|d| d.description.contains("linearly")));
     }
-    docs.push(SearchDoc {
-        full_name: "mcp__linear__create_issue".into(),
-        description: "Create an issue in Linear".into(),
-        ..SearchDoc::default()
-    });
-    let index = ToolIndex::with_options(
-        &docs,
-        RankOptions {
-            meaning: 0.0,
-            ..RankOptions::default()
-        },
-    );
-    let found = names(index.search("open a Linear issue for the login bug", 5));
-    assert_eq!(
-        found.first().map(String::as_str),
-        Some("mcp__linear__create_issue")
-    );
+    let linear = "mcp__linear__create_issue";
+    let query = "open a Linear issue for the login bug";
+    let found = first_found_with(&mut docs, linear, "Create an issue in Linear", query);
+    assert_eq!(found.as_deref(), Some(linear));
 }
 
 /// BUD-7's measure over the recorded catalogs (`bench/fixtures/catalog`) and queries
