@@ -558,6 +558,8 @@ pub struct ToolIndex {
     meaning: Option<(&'static Embedder, Vec<Vector>)>,
     /// The terms of the services no tool of the set mentions.
     absent_services: HashSet<String>,
+    /// Each tool's kinds of action ([`tool_actions`]), by its index.
+    actions: Vec<u8>,
     /// The vocabulary's groups as the tokenizer reads them (each entry's words, a stopword
     /// marked), one to one with [`synonym_groups`]; empty without synonyms.
     vocabulary: Vec<Vec<Vec<(String, bool)>>>,
@@ -675,6 +677,7 @@ impl ToolIndex {
             options,
             meaning,
             absent_services,
+            actions: docs.iter().map(tool_actions).collect(),
             vocabulary,
         }
     }
@@ -790,18 +793,16 @@ impl ToolIndex {
             true => asked_actions(query),
             false => 0,
         };
-        let done = |doc: &&SearchDoc| {
-            let kinds = tool_actions(doc);
-            kinds == 0 || kinds & asked != 0
-        };
-        if asked != 0 && !found.iter().any(done) {
+        let does_it = |&index: &usize| self.actions[index] == 0 || self.actions[index] & asked != 0;
+        if asked != 0 && !found.iter().any(does_it) {
             return Vec::new();
         }
-        found
+        found.into_iter().map(|index| &self.docs[index]).collect()
     }
 
-    /// The ranking behind the floor: by words, and by meaning too with the model.
-    fn ranked(&self, query: &str, limit: usize) -> Vec<&SearchDoc> {
+    /// The tools behind the floor, best first (their indices): by words, and by meaning too with
+    /// the model.
+    fn ranked(&self, query: &str, limit: usize) -> Vec<usize> {
         let (scored, best_match) = self.lexical(query);
         if let Some((embedder, vectors)) = &self.meaning {
             match embedder.embed(&[&self.meaning_query(query)], embedding::QUERY_TOKENS) {
@@ -815,16 +816,16 @@ impl ToolIndex {
         if best_match < self.options.floor {
             return Vec::new();
         }
-        self.best_first(scored, limit)
+        Self::best_first(scored, limit)
     }
 
-    /// The `limit` best of `scored` (score, tool index), ties in catalog order.
-    fn best_first(&self, mut scored: Vec<(f64, usize)>, limit: usize) -> Vec<&SearchDoc> {
+    /// The indices of the `limit` best of `scored` (score, tool index), ties in catalog order.
+    fn best_first(mut scored: Vec<(f64, usize)>, limit: usize) -> Vec<usize> {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored
             .into_iter()
             .take(limit)
-            .map(|(_, index)| &self.docs[index])
+            .map(|(_, index)| index)
             .collect()
     }
 
@@ -866,7 +867,7 @@ impl ToolIndex {
         vectors: &[Vector],
         query: &[f32],
         limit: usize,
-    ) -> Vec<&SearchDoc> {
+    ) -> Vec<usize> {
         let cosines: Vec<f64> = vectors
             .iter()
             .map(|v| f64::from(embedding::cosine(v, query)))
@@ -889,7 +890,7 @@ impl ToolIndex {
                 combined[index].0 += score / best_words;
             }
         }
-        self.best_first(combined, limit)
+        Self::best_first(combined, limit)
     }
 
     /// Each matching tool's score (by its index) and the largest share of the query's weight
@@ -1298,8 +1299,8 @@ fn bud_7_a_service_no_tool_mentions_finds_nothing() {
 }
 
 /// BUD-7's measure over the recorded catalogs (`bench/fixtures/catalog`) and queries
-/// (`bench/fixtures/tool_queries.json`, `tool_queries_held2.json` … `tool_queries_held6.json`):
-/// `WAVE_EVAL_HALF=tune|held|held2|…|held6|all` (`all`: the sets that have been seen, not the
+/// (`bench/fixtures/tool_queries.json`, then `tool_queries_heldN.json`, one set each):
+/// `WAVE_EVAL_HALF=tune|held|heldN|all` (`all`: the sets that have been seen, not the
 /// newest, `UNSEEN`). `WAVE_EVAL_QUERY="…"` breaks one query down; `WAVE_EVAL_QUERY_TEXT`
 /// (`nodigits`, `expand`, `nostop`, `syn2`, `synall`) and `WAVE_EVAL_TOOL_TEXT` (`noserver`,
 /// `sentence`, `params`, `desc`) change what the model reads in `WAVE_EVAL_DUMP`'s cosines.
@@ -1473,7 +1474,7 @@ mod eval {
         let half = std::env::var("WAVE_EVAL_HALF").unwrap_or_else(|_| "tune".into());
         let docs = catalog();
         let index = ToolIndex::with_options(&docs, options);
-        // The first set (halves tune and held) and the held-out sets held2 … held5.
+        // The first set (halves tune and held) and every later held-out set.
         let queries = wave_mcp_testkit::catalog::tool_queries();
         if let Some(path) = std::env::var_os("WAVE_EVAL_DUMP") {
             let variant_vectors = match (std::env::var("WAVE_EVAL_TOOL_TEXT").ok(), &index.meaning)

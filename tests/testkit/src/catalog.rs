@@ -1,6 +1,6 @@
 //! The recorded catalogs of real MCP servers and the hand-written queries over them (BUD-7,
 //! bench row 8): `bench/fixtures/catalog/<server>.json` (recorded by `scripts/record-catalog.sh`)
-//! and `bench/fixtures/tool_queries.json`, `tool_queries_held2.json` … `tool_queries_held7.json`
+//! and `bench/fixtures/tool_queries.json`, then one `tool_queries_heldN.json` a set
 //! (`scripts/tool-queries.py`).
 
 use std::path::PathBuf;
@@ -31,7 +31,7 @@ pub fn recorded_catalogs() -> Vec<(String, PathBuf)> {
 
 /// One query: the words, the full name of the tool it wants (`None`: no tool does it), its
 /// half (`tune` or `held`; `held2`: the second held-out set, written after `held` had been seen;
-/// `held3` … `held7`: the third to seventh, each written blind, from the catalog alone),
+/// from `held3` on: each written blind, from the catalog alone),
 /// and whether it shares a word with the tool's own name.
 #[derive(Debug, Clone)]
 pub struct ToolQuery {
