@@ -15,6 +15,7 @@ SOURCE = {
     'held6': "sixth held-out set (issue 27, BUD-7), written blind by hand on 2026-12-07 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held6. ",
     'held7': "seventh held-out set (issue 27, BUD-7), written blind by hand on 2026-12-07 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held7. ",
     'held8': "eighth held-out set (issue 27, BUD-7), written blind by hand on 2026-12-07 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held8. ",
+    'held9': "ninth held-out set (issue 27, BUD-7), written blind by hand on 2026-12-07 (from the catalog only, without seeing the ranking, its synonyms, the earlier query sets or any eval output) before any further ranking change; every query is in half held9. ",
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 cat = {}
