@@ -101,8 +101,8 @@ struct Row {
 /// Row 8b's name of a query half: `tune`, `held`, then `heldN`, the N-th held-out set (from the
 /// third on written blind, from the fifth on measured once, after the last ranking change).
 fn half_label(half: &str) -> String {
-    const ORDINALS: [&str; 9] = [
-        "", "", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+    const ORDINALS: [&str; 10] = [
+        "", "", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
     ];
     match half {
         "tune" => return "tuning half".into(),

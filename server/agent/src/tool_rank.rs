@@ -1468,7 +1468,7 @@ mod eval {
     }
 
     /// The newest held-out set, written blind and measured once: never in `all` nor dumped.
-    const UNSEEN: &str = "held8";
+    const UNSEEN: &str = "held9";
 
     fn eval(label: &str, options: RankOptions) {
         let half = std::env::var("WAVE_EVAL_HALF").unwrap_or_else(|_| "tune".into());
