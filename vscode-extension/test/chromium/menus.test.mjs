@@ -317,12 +317,18 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
     const values = async () => (await rows(page)).map((r) => r[0]);
     const menuShows = (expected, what) =>
       until(async () => (await menu.isVisible()) && JSON.stringify(await values()) === JSON.stringify(expected), what);
+    let held;
     try {
       await sidecar.request("wave/mcp/connect", { name: "docs" });
       await input.click();
+      // The page knows the prompt (its list may come after the connect returns) and has its
+      // answer for "src", so no question is still on its way when the next one is held.
+      await input.pressSequentially("/rev");
+      await menu.waitFor({ state: "visible", timeout: 20_000 });
       await input.fill("/mcp__docs__review src");
-      // The question for "src" is held back on its way to the sidecar; the user types on.
-      const held = relay.holdNext("wave/mcp/complete");
+      await menuShows(["src/main.rs", "src/lib.rs"], "the values for src");
+      // The question for "src/" is held back on its way to the sidecar; the user types on.
+      held = relay.holdNext("wave/mcp/complete");
       await input.pressSequentially("/");
       assert.deepEqual((await held.reached).argument, { name: "file", value: "src/" });
       await input.fill("/mcp__docs__review R");
@@ -343,6 +349,8 @@ describe("chat menus against the real sidecar (JCEF bridge)", () => {
       assert.equal(await input.inputValue(), "/mcp__docs__review README.md ");
       assert.deepEqual(errors, [], "no script or CSP errors in the page");
     } finally {
+      // A test that failed while the question was held lets it go, so the page can close.
+      held?.release();
       await chat.close();
     }
   });

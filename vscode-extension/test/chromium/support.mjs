@@ -294,11 +294,19 @@ export async function attachRelay(page, firstSidecar, { injectLate = false } = {
      * The next request of `method` waits before it goes to the sidecar: `reached` resolves with
      * its params when it arrives, `release()` lets it go on.
      */
-    holdNext(method) {
+    holdNext(method, timeoutMs = 20_000) {
       let release;
       const released = new Promise((r) => (release = r));
       let reached;
-      const arrived = new Promise((r) => (reached = r));
+      let timer;
+      const arrived = new Promise((resolve, reject) => {
+        reached = (params) => {
+          clearTimeout(timer);
+          resolve(params);
+        };
+        // A request that never comes fails the test instead of hanging it.
+        timer = setTimeout(() => reject(new Error(`timed out waiting for ${method} to reach the relay`)), timeoutMs);
+      });
       holdNext.set(method, { released, reached });
       return { reached: arrived, release };
     },
