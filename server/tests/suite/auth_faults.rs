@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -309,17 +309,20 @@ async fn auth4_two_processes_refreshing_at_once_spend_each_refresh_token_once() 
     peer.set("refresh-delay-ms", 500);
     for round in 0..2 {
         age_token(&sandbox, &peer.alpha);
-        let children: Vec<Child> = (0..2)
-            .map(|_| {
-                command(&sandbox, &["tools", "alpha"], &[])
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for child in children {
-            let output = child.wait_with_output().unwrap();
+        // Both at once, each under the command-line watchdog: a run that hangs is killed after
+        // COMMAND_LIMIT with its threads' backtraces, instead of holding the test forever.
+        let outputs: Vec<Output> = std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..2)
+                .map(|_| scope.spawn(|| cli(&sandbox, &["tools", "alpha"], &[])))
+                .collect();
+            runs.into_iter()
+                .map(|run| {
+                    run.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        for output in outputs {
             assert!(output.status.success(), "round {round}: {}", text(&output));
         }
         let stats = peer.stats();
