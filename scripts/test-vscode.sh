@@ -116,14 +116,18 @@ echo "unit: $unit_pass passed, $unit_fail failed"
 # A layer passes only with a positive pass count: zero tests found is a failure, not a pass.
 [ "$unit_rc" -eq 0 ] && [ "$unit_fail" -eq 0 ] && [ "$unit_pass" -gt 0 ] || failed_layers+=(unit)
 
+# node's runner reports a file past --test-timeout but waits for its process to end; a file whose
+# sidecar or browser keeps it alive would hold CI forever. --test-force-exit ends each file when its
+# tests are done, and `timeout` bounds the whole layer (the sidecar exits when its parent goes).
 echo "== vscode layer 2: the settings webview in headless Chromium against the real sidecar"
 run_tap_layer webview "$WAVE_TEST_OUTPUT/webview-chromium.tap" \
-  env -C "$EXT" node --test --test-reporter=tap --test-timeout=240000 test/chromium/
+  env -C "$EXT" timeout -k 10 1200 node --test --test-force-exit --test-reporter=tap --test-timeout=240000 \
+  test/chromium/
 web_pass=$layer_pass web_fail=$layer_fail
 
 echo "== vscode layer 3: end to end in code-server $CODE_SERVER_VERSION (real VS Code)"
 run_tap_layer vscode "$WAVE_TEST_OUTPUT/vscode-e2e.tap" \
-  timeout 600 node --test --test-reporter=tap --test-timeout=300000 tests/e2e/
+  timeout -k 10 600 node --test --test-force-exit --test-reporter=tap --test-timeout=300000 tests/e2e/
 e2e_pass=$layer_pass e2e_fail=$layer_fail
 
 echo "== vscode: screenshots in $WAVE_TEST_OUTPUT/webview-chromium and $WAVE_TEST_OUTPUT/vscode-e2e"
