@@ -139,8 +139,13 @@ describe("consent in a real VS Code (code-server)", () => {
     const card = chat.locator(".consent-approve");
     await card.waitFor({ timeout: 90_000 });
     assert.deepEqual(await card.locator(".approve-server").evaluateAll((els) => els.map((e) => e.dataset.server)), ["guarded", "leaky"]);
-    assert.match(await card.locator(".approval-target").textContent(), /^sh -c 'touch .*guarded-ran\.marker; exec /);
-    assert.equal(await card.locator(".approval-config").textContent(), `from ${path.join(sb.workspace, ".mcp.json")}`);
+    const guarded = card.locator('.approve-server[data-server="guarded"]');
+    assert.match(await guarded.locator(".approval-target").textContent(), /^sh -c 'touch .*guarded-ran\.marker; exec /);
+    assert.equal(await guarded.locator(".approval-config").textContent(), `from ${path.join(sb.workspace, ".mcp.json")}`);
+    // The card shows leaky's url as written: the secret is neither expanded nor shown.
+    const leaky = card.locator('.approve-server[data-server="leaky"]');
+    assert.match(await leaky.locator(".approval-target").textContent(), /^http:\/\/127\.0\.0\.1:\d+\/mcp\?k=\$\{WAVE_E2E_SECRET\}$/);
+    assert.doesNotMatch(await card.textContent(), new RegExp(secret));
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(fs.existsSync(marker), false, "nothing ran while the card asks");
     assert.deepEqual(heardByLeaky, [], "the secret in leaky's url was not sent while the card asks");
