@@ -15,6 +15,7 @@ import {
   explainFailure,
   installExtension,
   makeSandbox,
+  openProjectRowNeedingApproval,
   openWorkbench,
   outputDir,
   runCommand,
@@ -57,12 +58,7 @@ after(() => closeWorkbench(sb, { browser, server, model }));
 describe("Restricted Mode in a real VS Code (code-server)", () => {
   test("TRUST-9: in Restricted Mode nothing of the project runs, its row says the workspace is not trusted and offers no Approve; trusting it lets the user approve", async () => {
     await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).waitFor({ timeout: 60_000 });
-    await runCommand(page, "Wave: MCP Servers");
-    const settings = await webviewFrame(page, "settings", 60_000);
-    await settings.locator('button.source-tab[data-tab="project"]').click();
-    const row = settings.locator('li.server-row[data-server="guarded"][data-source="project"]');
-    await row.waitFor();
-    assert.equal(await row.getAttribute("data-status"), "needs-approval");
+    const { settings, row } = await openProjectRowNeedingApproval(page, "guarded");
     assert.match(await row.locator(".approval-reason").textContent(), /the workspace is not trusted/);
     assert.equal(await row.locator("button[data-action=approve]").isDisabled(), true, "no Approve in Restricted Mode");
     await shot("trust-06-restricted-mode-row");

@@ -2,6 +2,7 @@
 // installed, a workspace whose `.mcp.json` uses our test MCP server, an offline fake model
 // endpoint for the chat, and helpers to reach the extension's webviews from Playwright.
 
+import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
@@ -397,6 +398,20 @@ export async function runCommand(page, title) {
     );
   }, `the command "${title}" in the palette`);
   await page.keyboard.press("Enter");
+}
+
+/**
+ * Opens the settings page (Wave: MCP Servers) on its Project tab and waits for the row of the
+ * project server `name`, which must be waiting for approval. Returns the page's frame and the row.
+ */
+export async function openProjectRowNeedingApproval(page, name) {
+  await runCommand(page, "Wave: MCP Servers");
+  const settings = await webviewFrame(page, "settings", 60_000);
+  await settings.locator('button.source-tab[data-tab="project"]').click();
+  const row = settings.locator(`li.server-row[data-server="${name}"][data-source="project"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute("data-status"), "needs-approval");
+  return { settings, row };
 }
 
 

@@ -25,6 +25,7 @@ import {
   installExtension,
   lastMessage,
   makeSandbox,
+  openProjectRowNeedingApproval,
   openWorkbench,
   outputDir,
   peersDir,
@@ -120,12 +121,7 @@ describe("consent in a real VS Code (code-server)", () => {
   test("TRUST-1, TRUST-3: the project's server runs only after Approve in the chat's card; listing and the chat opening run nothing", async (t) => {
     if (!page) return t.skip("PyPI mcp not installed (run scripts/install-peers.sh)");
     // The settings page lists it as waiting, with what approving would run.
-    await runCommand(page, "Wave: MCP Servers");
-    const settings = await webviewFrame(page, "settings", 60_000);
-    await settings.locator('button.source-tab[data-tab="project"]').click();
-    const row = settings.locator('li.server-row[data-server="guarded"][data-source="project"]');
-    await row.waitFor();
-    assert.equal(await row.getAttribute("data-status"), "needs-approval");
+    const { settings, row } = await openProjectRowNeedingApproval(page, "guarded");
     assert.equal(await row.locator(".approval-target").textContent(), `sh -c '${`touch ${marker}; exec ${python} ${path.join(repoDir, "tests", "peers", "py_annotated.py")} ${calls}`}'`);
     await shot("trust-01-settings-needs-approval");
     // Back closes the settings tab and shows the chat (UI-7).
@@ -213,12 +209,7 @@ describe("consent in a real VS Code (code-server)", () => {
   test("TRUST-1: the url's ${VAR} is expanded and sent only once the user approves that entry", async (t) => {
     if (!page) return t.skip("PyPI mcp not installed (run scripts/install-peers.sh)");
     assert.deepEqual(heardByLeaky, [], "nothing reached leaky's listener before its approval");
-    await runCommand(page, "Wave: MCP Servers");
-    const settings = await webviewFrame(page, "settings", 60_000);
-    await settings.locator('button.source-tab[data-tab="project"]').click();
-    const row = settings.locator('li.server-row[data-server="leaky"][data-source="project"]');
-    await row.waitFor();
-    assert.equal(await row.getAttribute("data-status"), "needs-approval");
+    const { settings, row } = await openProjectRowNeedingApproval(page, "leaky");
     assert.deepEqual(heardByLeaky, [], "opening the settings page sent nothing");
     await row.locator("button[data-action=approve]").click();
     // The listener answers 500, so the connect fails; what matters is what it was sent.
